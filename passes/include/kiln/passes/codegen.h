@@ -1,0 +1,88 @@
+// kiln/passes/codegen.h - from a captured graph to CUDA and host C++ text.
+//
+// The plugin calls this in two phases:
+//   1. compile_function() for each [[kiln::compile]] function, when its body
+//      is captured: specialises the graph per dtype, optimises, schedules
+//      (fusion), and generates the CUDA kernels and the host code (guards,
+//      launchers, fused CPU loops) of that function;
+//   2. cuda_translation_unit() / host_translation_unit() once per TU, to
+//      assemble every function's code into one .cu (one nvcc run) and one
+//      host .cpp that embeds the fatbin and defines each fast-path function.
+//
+// The fast-path function of a user function has the C++ signature
+//     bool <symbol>(<args>..., kiln::Tensor *out0, ...)
+// with one parameter per graph argument, in arg_index order (a Tensor
+// argument is `const kiln::Tensor &`, a Double `double`, an Int64
+// `int64_t`, a Bool `bool`), then one `kiln::Tensor *` per graph output.
+// It returns true when it computed the outputs, false when a guard failed
+// (it has then counted the failure and the fallback, and the caller runs
+// the original body). Its definition carries `__asm__("<symbol>")`, so the
+// caller can declare it with the same asm label.
+#pragma once
+
+#include <kiln/passes/ir.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+enum class ArgKind { Tensor, Double, Int64, Bool };
+
+// C++ parameter type of an argument kind in the fast-path signature.
+const char *cxx_param_type(ArgKind k);
+
+struct Options {
+  // Dtypes to specialise for: the compiled path runs when all tensor
+  // arguments share one of these dtypes (guarded at run time).
+  std::vector<DType> dtypes = {DType::f32, DType::f16, DType::bf16,
+                               DType::f64};
+  bool cuda = true; // generate CUDA kernels (false: nvcc missing or disabled)
+  bool cpu = true;  // generate fused CPU loops
+  // Value-changing rewrites (e.g. sin(x)^2 + cos(x)^2 -> 1); off by default.
+  bool unsafe_math = false;
+};
+
+struct FunctionSpec {
+  ir::Graph graph;           // as captured; tensor inputs may have any dtype
+  std::vector<ArgKind> args; // one per graph argument, in arg_index order
+  std::string user_name;     // the user's function, for logs ("sin_plus_cos")
+  std::string symbol;        // the fast-path function's symbol
+  ir::Loc loc;               // where the user's function is
+};
+
+// A remark for the user: where, and what Kiln did or could not do.
+struct Remark {
+  ir::Loc loc;
+  std::string message;
+};
+
+struct FunctionCode {
+  std::string symbol;
+  std::string user_name;
+  std::string cuda;   // kernels (no includes; see cuda_translation_unit)
+  std::string host;   // CPU loops and the fast-path function definition
+  std::string plan;   // human-readable kernel plan
+  std::vector<Remark> remarks;
+  // Graphs after each pass, for the debug dump: (pass name, KIR text).
+  std::vector<std::pair<std::string, std::string>> pass_dumps;
+  std::vector<std::string> kernel_names;
+  bool has_cuda_kernels = false;
+};
+
+FunctionCode compile_function(const FunctionSpec &spec, const Options &opts);
+
+// One .cu for the whole TU (includes kiln/scalar.h and kiln/kernel_abi.h).
+std::string cuda_translation_unit(const std::vector<FunctionCode> &fns);
+
+// One host .cpp for the whole TU. `fatbin` is the nvcc output for
+// cuda_translation_unit(fns), or empty when there is none (then every
+// fast-path function declines CUDA tensors with a guard failure that says
+// why: `no_cuda_reason`). `module_id` makes the TU's internal names unique.
+std::string host_translation_unit(const std::vector<FunctionCode> &fns,
+                                  const std::vector<uint8_t> &fatbin,
+                                  const std::string &module_id,
+                                  const std::string &no_cuda_reason);
+
+} // namespace kiln::codegen

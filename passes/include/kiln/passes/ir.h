@@ -1,0 +1,148 @@
+// kiln/passes/ir.h - the graph IR: a typed SSA dataflow graph of tensor ops.
+//
+// A Graph is a list of nodes in topological order; a node's id is its index
+// and its operands are ids of earlier nodes. Each node produces one value.
+// Graph arguments are Input (tensor) and ScalarInput (host scalar) nodes.
+// Passes build new graphs rather than patching nodes in place; see
+// GraphBuilder. The text form (KIR) is in kiln/passes/text.h.
+//
+// This library knows nothing of Clang: the plugin builds graphs through
+// this API, kiln-opt builds them from text.
+#pragma once
+
+#include <kiln/dtype.h>
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::ir {
+
+enum class Op : uint16_t {
+  Input,       // tensor argument number `arg_index`
+  ScalarInput, // host scalar argument (double, int64_t or bool), a runtime value
+  Constant,    // compile-time scalar constant `constant`
+#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition) Name,
+#include <kiln/ops.def>
+};
+
+enum class OpKind : uint8_t { Argument, Constant, Pointwise };
+enum class TypeRule : uint8_t { None, SAME, FLOAT, COMPARE, WHERE };
+
+struct OpInfo {
+  const char *name;          // KIR mnemonic ("add", "sin", "input", ...)
+  int arity;                 // operand count (0 for arguments and constants)
+  OpKind kind;
+  TypeRule rule;
+  const char *decomposition; // KIR snippet from kiln/ops.def, or ""
+};
+const OpInfo &op_info(Op op);
+std::optional<Op> op_from_name(llvm::StringRef name);
+inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; }
+
+// One dimension of a symbolic shape: a known extent (>= 0) or a symbol s<N>.
+struct SymDim {
+  int64_t value = 0; // extent, when !symbolic
+  int symbol = -1;   // symbol number, when symbolic
+  static SymDim constant(int64_t v) { return {v, -1}; }
+  static SymDim sym(int s) { return {0, s}; }
+  bool is_symbolic() const { return symbol >= 0; }
+  bool operator==(const SymDim &o) const {
+    return value == o.value && symbol == o.symbol;
+  }
+};
+
+// A tensor shape whose rank may be unknown (`[*]`) and whose dims may be
+// symbolic (`[s0, 4]`). Rank 0 is `[]`.
+struct Shape {
+  bool ranked = false;
+  llvm::SmallVector<SymDim, 4> dims;
+  static Shape unranked() { return {}; }
+  static Shape ranked_dims(llvm::ArrayRef<SymDim> d) {
+    Shape s;
+    s.ranked = true;
+    s.dims.assign(d.begin(), d.end());
+    return s;
+  }
+  bool operator==(const Shape &o) const {
+    return ranked == o.ranked && dims == o.dims;
+  }
+};
+
+// The type of a value: a tensor of `dtype` and `shape`, or (scalar) a weak
+// host scalar of `dtype` (f64, i64 or b8) that promotes like a Python
+// number (kiln::promote_with_scalar).
+struct Type {
+  DType dtype = DType::f32;
+  bool scalar = false;
+  Shape shape;
+  static Type tensor(DType dt, Shape s = Shape::unranked()) {
+    return {dt, false, std::move(s)};
+  }
+  static Type weak_scalar(DType dt) { return {dt, true, {}}; }
+  bool operator==(const Type &o) const {
+    return dtype == o.dtype && scalar == o.scalar && shape == o.shape;
+  }
+};
+
+// Where a node came from in the user's source (file may be empty).
+struct Loc {
+  std::string file;
+  unsigned line = 0, col = 0;
+  bool valid() const { return line != 0; }
+};
+
+using NodeId = int;
+
+struct Node {
+  Op op = Op::Constant;
+  llvm::SmallVector<NodeId, 3> operands;
+  Type type;
+  double constant = 0; // Constant: its value (integers exact below 2^53)
+  int arg_index = -1;  // Input / ScalarInput: position in the argument list
+  std::string name;    // the user's name for the value, "" if none
+  Loc loc;
+};
+
+struct Graph {
+  std::string name;        // e.g. the user's function name
+  std::vector<Node> nodes; // topological order; id == index
+  std::vector<NodeId> outputs;
+
+  const Node &node(NodeId id) const { return nodes[id]; }
+  int num_args() const; // Input + ScalarInput nodes
+  // Argument nodes ordered by arg_index.
+  std::vector<NodeId> args() const;
+  // Number of uses of each node (outputs count as uses).
+  std::vector<int> use_counts() const;
+};
+
+// Appends nodes with checked operands. Type fields are filled by
+// infer_types (kiln/passes/passes.h) unless the caller sets them.
+class GraphBuilder {
+public:
+  explicit GraphBuilder(std::string name) { g_.name = std::move(name); }
+  NodeId input(int arg_index, Type t, std::string name = "", Loc loc = {});
+  NodeId scalar_input(int arg_index, DType dt, std::string name = "",
+                      Loc loc = {});
+  NodeId constant(double v, DType dt = DType::f64, Loc loc = {});
+  NodeId op(Op op, llvm::ArrayRef<NodeId> operands, Loc loc = {},
+            std::string name = "");
+  NodeId add(Node n); // operands must refer to earlier nodes
+  void output(NodeId id) { g_.outputs.push_back(id); }
+  Graph &graph() { return g_; }
+  Graph take() { return std::move(g_); }
+
+private:
+  Graph g_;
+};
+
+// Checks structural invariants (operand ids earlier than the node, arity,
+// argument numbering, outputs in range). Returns "" or a description.
+std::string verify(const Graph &g);
+
+} // namespace kiln::ir

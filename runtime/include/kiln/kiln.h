@@ -1,0 +1,7 @@
+// kiln/kiln.h - everything a Kiln user includes.
+#pragma once
+
+#include <kiln/dtype.h>
+#include <kiln/ops.h>
+#include <kiln/stats.h>
+#include <kiln/tensor.h>

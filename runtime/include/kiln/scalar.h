@@ -1,0 +1,215 @@
+// kiln/scalar.h - scalar element types and the op table's formulas.
+//
+// This header is compiled by the host compiler (eager CPU kernels and
+// generated CPU loops) and by nvcc (eager CUDA kernels and generated CUDA
+// kernels). It defines, for every entry of kiln/ops.def, the function
+//   kiln::scalar::op_<name>(a[, b[, c]])
+// on compute types, so that every path evaluates the same formula.
+#pragma once
+
+#include <kiln/dtype.h>
+
+#include <cstdint>
+#include <cstring>
+#include <math.h>
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
+namespace kiln {
+
+// 16-bit floats are stored as their bit patterns; arithmetic happens in f32.
+struct half {
+  uint16_t bits;
+};
+struct bfloat16 {
+  uint16_t bits;
+};
+
+namespace scalar {
+
+KILN_HD inline uint32_t f32_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+KILN_HD inline float bits_f32(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+
+KILN_HD inline float to_float(half h) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(h.bits));
+#else
+  uint32_t sign = uint32_t(h.bits & 0x8000u) << 16;
+  uint32_t exp = (h.bits >> 10) & 0x1fu;
+  uint32_t man = h.bits & 0x3ffu;
+  if (exp == 0x1f) // inf / nan
+    return bits_f32(sign | 0x7f800000u | (man << 13));
+  if (exp == 0) { // zero / subnormal: man * 2^-24
+    float v = float(man) * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  return bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
+#endif
+}
+
+KILN_HD inline half to_half(float f) {
+#if defined(__CUDA_ARCH__)
+  return half{__half_as_ushort(__float2half_rn(f))};
+#else
+  // Round to nearest even, with overflow to inf and NaN kept NaN.
+  uint32_t u = f32_bits(f);
+  uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+  uint32_t a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) // inf or nan
+    return half{uint16_t(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u))};
+  if (a >= 0x477ff000u) // rounds to >= 65520: overflow
+    return half{uint16_t(sign | 0x7c00u)};
+  if (a < 0x38800000u) { // below the smallest normal half: subnormal or zero
+    // Adding 0.5 makes the FPU round the mantissa at the subnormal step.
+    float r = bits_f32(a) + 0.5f;
+    return half{uint16_t(sign | uint16_t(f32_bits(r) - 0x3f000000u))};
+  }
+  uint32_t odd = (a >> 13) & 1u;
+  a += 0xc8000fffu + odd; // rebias exponent (-112 << 23) and round
+  return half{uint16_t(sign | uint16_t(a >> 13))};
+#endif
+}
+
+KILN_HD inline float to_float(bfloat16 h) { return bits_f32(uint32_t(h.bits) << 16); }
+
+KILN_HD inline bfloat16 to_bfloat16(float f) {
+  uint32_t u = f32_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
+    return bfloat16{uint16_t((u >> 16) | 0x40u)};
+  u += 0x7fffu + ((u >> 16) & 1u); // round to nearest even
+  return bfloat16{uint16_t(u >> 16)};
+}
+
+// Compute ("opmath") type of each storage type.
+template <class T> struct opmath {
+  using type = T;
+};
+template <> struct opmath<half> {
+  using type = float;
+};
+template <> struct opmath<bfloat16> {
+  using type = float;
+};
+template <class T> using opmath_t = typename opmath<T>::type;
+
+// Storage -> compute and compute -> storage conversions.
+template <class T> KILN_HD inline opmath_t<T> load(T v) { return v; }
+KILN_HD inline float load(half v) { return to_float(v); }
+KILN_HD inline float load(bfloat16 v) { return to_float(v); }
+
+template <class T, class C> KILN_HD inline T store(C v) { return static_cast<T>(v); }
+template <> KILN_HD inline half store<half, float>(float v) { return to_half(v); }
+template <> KILN_HD inline half store<half, double>(double v) { return to_half(float(v)); }
+template <> KILN_HD inline bfloat16 store<bfloat16, float>(float v) { return to_bfloat16(v); }
+template <> KILN_HD inline bfloat16 store<bfloat16, double>(double v) {
+  return to_bfloat16(float(v));
+}
+
+// Math on compute types. Integer overloads exist where the op table allows
+// integer operands (SAME rule); FLOAT ops only ever see float or double.
+#define KILN_UNARY_MATH(name, f32fn, f64fn)                                    \
+  KILN_HD inline float name(float a) { return ::f32fn(a); }                    \
+  KILN_HD inline double name(double a) { return ::f64fn(a); }
+KILN_UNARY_MATH(sin, sinf, sin)
+KILN_UNARY_MATH(cos, cosf, cos)
+KILN_UNARY_MATH(tan, tanf, tan)
+KILN_UNARY_MATH(tanh, tanhf, tanh)
+KILN_UNARY_MATH(exp, expf, exp)
+KILN_UNARY_MATH(log, logf, log)
+KILN_UNARY_MATH(sqrt, sqrtf, sqrt)
+KILN_UNARY_MATH(erf, erff, erf)
+#undef KILN_UNARY_MATH
+
+KILN_HD inline float rsqrt(float a) {
+#if defined(__CUDA_ARCH__)
+  return ::rsqrtf(a);
+#else
+  return 1.0f / ::sqrtf(a);
+#endif
+}
+KILN_HD inline double rsqrt(double a) {
+#if defined(__CUDA_ARCH__)
+  return ::rsqrt(a);
+#else
+  return 1.0 / ::sqrt(a);
+#endif
+}
+
+KILN_HD inline float abs(float a) { return ::fabsf(a); }
+KILN_HD inline double abs(double a) { return ::fabs(a); }
+KILN_HD inline int32_t abs(int32_t a) { return a < 0 ? -a : a; }
+KILN_HD inline int64_t abs(int64_t a) { return a < 0 ? -a : a; }
+KILN_HD inline bool abs(bool a) { return a; }
+
+KILN_HD inline float pow(float a, float b) { return ::powf(a, b); }
+KILN_HD inline double pow(double a, double b) { return ::pow(a, b); }
+template <class I> KILN_HD inline I ipow(I base, I exp) {
+  if (exp < 0) // as PyTorch: 1 for base 1, +-1 for base -1, else 0
+    return base == 1 ? I(1) : base == -1 ? ((exp & 1) ? I(-1) : I(1)) : I(0);
+  I r = 1;
+  while (exp) {
+    if (exp & 1)
+      r *= base;
+    base *= base;
+    exp >>= 1;
+  }
+  return r;
+}
+KILN_HD inline int32_t pow(int32_t a, int32_t b) { return ipow(a, b); }
+KILN_HD inline int64_t pow(int64_t a, int64_t b) { return ipow(a, b); }
+KILN_HD inline bool pow(bool a, bool b) { return a || !b; }
+
+// NaN-propagating max/min (torch.maximum / torch.minimum).
+template <class T> KILN_HD inline T maximum(T a, T b) { return (a != a || a > b) ? a : b; }
+template <class T> KILN_HD inline T minimum(T a, T b) { return (a != a || a < b) ? a : b; }
+
+template <class T> KILN_HD inline T relu(T a) { return a < T(0) ? T(0) : a; }
+template <class T> KILN_HD inline T sigmoid(T a) { return T(1) / (T(1) + exp(-a)); }
+template <class T> KILN_HD inline T gelu(T a) {
+  return T(0.5) * a * (T(1) + erf(a * T(0.7071067811865476)));
+}
+template <class T> KILN_HD inline T gelu_tanh(T a) {
+  T inner = T(0.7978845608028654) * (a + T(0.044715) * a * a * a);
+  return T(0.5) * a * (T(1) + tanh(inner));
+}
+
+// The op table's formulas.
+#define KILN_OP_1(name, formula)                                               \
+  template <class A> KILN_HD inline auto op_##name(A a) { return formula; }
+#define KILN_OP_2(name, formula)                                               \
+  template <class A, class B> KILN_HD inline auto op_##name(A a, B b) {        \
+    return formula;                                                            \
+  }
+#define KILN_OP_3(name, formula)                                               \
+  template <class A, class B, class C>                                         \
+  KILN_HD inline auto op_##name(A a, B b, C c) {                               \
+    return formula;                                                            \
+  }
+#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
+  KILN_OP_##arity(name, formula)
+#include <kiln/ops.def>
+#undef KILN_OP_1
+#undef KILN_OP_2
+#undef KILN_OP_3
+
+} // namespace scalar
+} // namespace kiln

@@ -1,0 +1,35 @@
+// kiln/stats.h - runtime counters and logging switches.
+//
+// kiln::stats() tells whether compiled code really ran: every call of a
+// [[kiln::compile]] function counts as compiled or fallback, every failed
+// guard is counted, and every kernel Kiln runs (an eager op, a fused CUDA
+// kernel or a fused CPU loop) counts as one launch.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace kiln {
+
+struct Stats {
+  uint64_t compiled_calls = 0; // calls that took the compiled path
+  uint64_t fallback_calls = 0; // calls that ran the original (eager) body
+  uint64_t guard_failures = 0; // guards that failed (each leads to a fallback)
+  uint64_t kernel_launches = 0; // kernels run: eager ops, fused kernels, fused loops
+};
+Stats stats();
+void reset_stats();
+
+namespace rt {
+enum Counter { kCompiled, kFallback, kGuardFailures, kLaunches, kNumCounters };
+extern std::atomic<uint64_t> g_counters[kNumCounters];
+inline void bump(Counter c) { g_counters[c].fetch_add(1, std::memory_order_relaxed); }
+
+// KILN_LOGS=guards,kernels (comma separated; "all" for everything), read
+// once at start-up. Logs go to stderr.
+enum LogKind : unsigned { kLogGuards = 1, kLogKernels = 2 };
+extern unsigned g_log_mask;
+inline bool log_enabled(LogKind k) { return (g_log_mask & k) != 0; }
+void log(LogKind k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+} // namespace rt
+} // namespace kiln

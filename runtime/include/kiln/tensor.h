@@ -1,0 +1,182 @@
+// kiln/tensor.h - kiln::Tensor: a dtype-erased, strided, refcounted tensor
+// on the CPU or a CUDA device.
+//
+// Accessors are inline: generated guard code reads dtype, device, sizes,
+// strides and contiguity directly, so a guard check costs nanoseconds.
+#pragma once
+
+#include <kiln/dtype.h>
+#include <kiln/kernel_abi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+// Thrown for bad input: shapes that do not broadcast, mixed devices,
+// unsupported dtypes, out-of-range dims. The message says what and where.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Device {
+  enum class Kind : uint8_t { CPU, CUDA };
+  Kind kind = Kind::CPU;
+  int8_t index = 0;
+
+  static constexpr Device cpu() { return {Kind::CPU, 0}; }
+  static constexpr Device cuda(int i = 0) { return {Kind::CUDA, int8_t(i)}; }
+  constexpr bool is_cpu() const { return kind == Kind::CPU; }
+  constexpr bool is_cuda() const { return kind == Kind::CUDA; }
+  constexpr bool operator==(const Device &) const = default;
+  std::string str() const; // "cpu", "cuda:0"
+};
+
+// Sizes and strides (in elements) of up to kMaxRank dims, stored inline.
+class Dims {
+public:
+  Dims() = default;
+  Dims(std::initializer_list<int64_t> d);
+  explicit Dims(std::span<const int64_t> d);
+  int rank() const { return n_; }
+  int64_t operator[](int i) const { return v_[i]; }
+  int64_t &operator[](int i) { return v_[i]; }
+  const int64_t *begin() const { return v_; }
+  const int64_t *end() const { return v_ + n_; }
+  const int64_t *data() const { return v_; }
+  void push_back(int64_t x);
+  void resize(int n, int64_t fill = 0);
+  std::vector<int64_t> vec() const { return {begin(), end()}; }
+  bool operator==(const Dims &o) const;
+  std::string str() const; // "[2, 3]"
+
+private:
+  int64_t v_[kMaxRank] = {};
+  int n_ = 0;
+};
+
+// Refcounted storage: one allocation on one device.
+struct Storage {
+  void *data = nullptr;
+  size_t nbytes = 0;
+  Device device;
+  std::atomic<int> refs{1};
+  ~Storage();
+  Storage(const Storage &) = delete;
+  Storage &operator=(const Storage &) = delete;
+  Storage(void *d, size_t n, Device dev) : data(d), nbytes(n), device(dev) {}
+};
+
+class Tensor {
+public:
+  Tensor() = default; // undefined tensor
+  Tensor(const Tensor &o);
+  Tensor(Tensor &&o) noexcept;
+  Tensor &operator=(const Tensor &o);
+  Tensor &operator=(Tensor &&o) noexcept;
+  ~Tensor();
+
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  int dim() const { return sizes_.rank(); }
+  const Dims &sizes() const { return sizes_; }
+  const Dims &strides() const { return strides_; }
+  int64_t size(int d) const; // negative d counts from the end
+  int64_t stride(int d) const;
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return offset_; }
+  size_t element_size() const { return kiln::element_size(dtype_); }
+  // Row-major contiguous (cached when the view is made).
+  bool is_contiguous() const { return contiguous_; }
+  void *data_ptr() const {
+    return static_cast<char *>(storage_->data) + offset_ * element_size();
+  }
+  template <class T> T *data() const { return static_cast<T *>(data_ptr()); }
+  const Storage *storage() const { return storage_; }
+
+  // Views (share storage).
+  Tensor view(Dims shape) const;    // needs compatible strides; -1 inferred
+  Tensor reshape(Dims shape) const; // view if possible, else a copy
+  Tensor transpose(int d0, int d1) const;
+  Tensor slice(int d, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor expand(Dims shape) const; // -1 keeps a size
+  Tensor unsqueeze(int d) const;
+  Tensor squeeze(int d) const;
+
+  // Copies.
+  Tensor contiguous() const; // self if already contiguous
+  Tensor clone() const;
+  Tensor to(Device d) const; // self if already there
+  Tensor to(DType t) const;  // self if already that dtype
+  void copy_(const Tensor &src); // broadcasting copy into this (any device)
+
+  // Reads a whole tensor (any device, any layout) converted to T.
+  template <class T> std::vector<T> to_vector() const;
+  template <class T> T item() const; // one-element tensor
+
+  // In-place ops.
+  Tensor &operator+=(const Tensor &o);
+  Tensor &operator-=(const Tensor &o);
+  Tensor &operator*=(const Tensor &o);
+  Tensor &operator/=(const Tensor &o);
+  Tensor &operator+=(double s);
+  Tensor &operator-=(double s);
+  Tensor &operator*=(double s);
+  Tensor &operator/=(double s);
+
+  std::string str() const; // "Tensor(f32[2, 3], cuda:0)"
+
+  // Runtime internals: make a tensor over a storage (takes one reference).
+  static Tensor make(Storage *s, int64_t offset, Dims sizes, Dims strides,
+                     DType dt);
+
+private:
+  void recompute(); // numel_, contiguous_ from sizes_ and strides_
+  Storage *storage_ = nullptr;
+  int64_t offset_ = 0; // in elements
+  int64_t numel_ = 0;
+  Dims sizes_, strides_;
+  DType dtype_ = DType::f32;
+  Device device_;
+  bool contiguous_ = true;
+};
+
+std::ostream &operator<<(std::ostream &os, const Tensor &t);
+std::ostream &operator<<(std::ostream &os, DType t);
+std::ostream &operator<<(std::ostream &os, Device d);
+
+// Row-major strides of a shape.
+Dims contiguous_strides(const Dims &sizes);
+
+// Factories.
+Tensor empty(Dims shape, DType dt = f32, Device dev = Device::cpu());
+Tensor zeros(Dims shape, DType dt = f32, Device dev = Device::cpu());
+Tensor ones(Dims shape, DType dt = f32, Device dev = Device::cpu());
+Tensor full(Dims shape, double value, DType dt = f32,
+            Device dev = Device::cpu());
+Tensor randn(Dims shape, DType dt = f32, Device dev = Device::cpu());
+Tensor rand(Dims shape, DType dt = f32, Device dev = Device::cpu());
+Tensor arange(int64_t n, DType dt = f32, Device dev = Device::cpu());
+Tensor arange(double start, double end, double step = 1, DType dt = f32,
+              Device dev = Device::cpu());
+template <class T>
+Tensor from_vector(const std::vector<T> &v, Dims shape,
+                   Device dev = Device::cpu());
+template <class T> Tensor from_vector(const std::vector<T> &v) {
+  return from_vector(v, Dims{int64_t(v.size())});
+}
+void manual_seed(uint64_t seed); // randn/rand are deterministic per seed
+
+bool cuda_available();
+int cuda_device_count();
+void synchronize(Device d = Device::cuda()); // waits for the device's work
+
+} // namespace kiln

@@ -1,0 +1,63 @@
+# lit configuration for Kiln's suites: passes (kiln-opt + FileCheck),
+# plugin (rewrite dumps, -verify diagnostics) and execution (compiled vs
+# eager vs float64 reference, counters).
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".kir", ".cpp"]
+config.excludes = ["Inputs", "unit", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+
+obj = config.kiln_obj_root
+src = config.kiln_src_root
+plugin = os.path.join(obj, "lib", "libkiln.so")
+include = os.path.join(src, "runtime", "include")
+libdir = os.path.join(obj, "lib")
+cxx = config.clangxx
+
+common = f"-std=c++20 -I{include} -I{os.path.join(src, 'test', 'Inputs')}"
+link = f"-L{libdir} -lkiln_rt -Wl,-rpath,{libdir}"
+config.substitutions.append(("%kiln_plugin", plugin))
+config.substitutions.append(
+    ("%kiln_cxx_eager", f"{cxx} {common} -O2"))
+config.substitutions.append(
+    ("%kiln_cxx", f"{cxx} {common} -O2 -fplugin={plugin}"))
+config.substitutions.append(("%kiln_link", link))
+config.substitutions.append(
+    ("%kiln_verify", f"{cxx} {common} -fsyntax-only -fplugin={plugin} -Xclang -verify"))
+config.substitutions.append(("%kiln_opt", os.path.join(obj, "bin", "kiln-opt")))
+
+# FileCheck, not, count from LLVM 19's tools.
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, os.path.join(obj, "bin"), config.environment.get("PATH", "")])
+# Keep the nvcc cache inside the build tree, and pass through CUDA's paths.
+config.environment["KILN_CACHE_DIR"] = os.path.join(obj, "kiln-cache")
+for var in ["HOME", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "KILN_NVCC", "LD_LIBRARY_PATH"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+
+def have_cuda_gpu():
+    # A GPU is there when nvidia-smi lists one.
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+        return out.returncode == 0 and "GPU" in out.stdout
+    except Exception:
+        return False
+
+
+if config.kiln_have_cuda:
+    config.available_features.add("nvcc")
+if have_cuda_gpu():
+    config.available_features.add("cuda-gpu")
+else:
+    lit_config.note("no CUDA GPU here: tests marked REQUIRES: cuda-gpu are skipped (UNSUPPORTED)")

@@ -141,6 +141,20 @@ private:
   Graph g_;
 };
 
+// The op table's type rules, applied to a node's operand types (one place
+// for type inference, constant folding and codegen):
+//   common_dtype: the dtype the operands are promoted to (for WHERE: the
+//     value operands 1 and 2), by kiln::promote_types between tensors and
+//     kiln::promote_with_scalar for weak scalars;
+//   compute_dtype: the dtype the formula is evaluated in before opmath
+//     widening (FLOAT: to_floating(common); others: common);
+//   result_dtype: the node's result dtype (COMPARE: b8; else compute_dtype);
+//   result_is_scalar: all operands are weak scalars (Python number rules).
+DType common_dtype(Op op, llvm::ArrayRef<Type> operands);
+DType compute_dtype(Op op, llvm::ArrayRef<Type> operands);
+DType result_dtype(Op op, llvm::ArrayRef<Type> operands);
+bool result_is_scalar(llvm::ArrayRef<Type> operands);
+
 // Checks structural invariants (operand ids earlier than the node, arity,
 // argument numbering, outputs in range). Returns "" or a description.
 std::string verify(const Graph &g);

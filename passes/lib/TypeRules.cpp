@@ -1,0 +1,55 @@
+// The op table's type rules over a node's operand types. The promotion
+// facts themselves live in kiln/dtype.h, shared with the runtime.
+#include <kiln/passes/ir.h>
+
+namespace kiln::ir {
+
+static DType promote_all(llvm::ArrayRef<Type> operands) {
+  // Tensors (of any rank) promote among themselves; weak scalars then only
+  // raise the category, as Python numbers do in PyTorch.
+  bool have_tensor = false;
+  DType tensors = DType::b8;
+  for (const Type &t : operands)
+    if (!t.scalar) {
+      tensors = have_tensor ? promote_types(tensors, t.dtype) : t.dtype;
+      have_tensor = true;
+    }
+  bool have_scalar = false;
+  DType scalars = DType::b8;
+  for (const Type &t : operands)
+    if (t.scalar) {
+      scalars = have_scalar ? promote_types(scalars, t.dtype) : t.dtype;
+      have_scalar = true;
+    }
+  if (!have_tensor)
+    return scalars;
+  return have_scalar ? promote_with_scalar(tensors, scalars) : tensors;
+}
+
+DType common_dtype(Op op, llvm::ArrayRef<Type> operands) {
+  if (op_info(op).rule == TypeRule::WHERE && operands.size() == 3)
+    return promote_all(operands.drop_front());
+  return promote_all(operands);
+}
+
+DType compute_dtype(Op op, llvm::ArrayRef<Type> operands) {
+  DType c = common_dtype(op, operands);
+  if (op_info(op).rule != TypeRule::FLOAT || is_floating(c))
+    return c;
+  // Python numbers compute in double; tensors in the default float type.
+  return result_is_scalar(operands) ? DType::f64 : DType::f32;
+}
+
+DType result_dtype(Op op, llvm::ArrayRef<Type> operands) {
+  return op_info(op).rule == TypeRule::COMPARE ? DType::b8
+                                               : compute_dtype(op, operands);
+}
+
+bool result_is_scalar(llvm::ArrayRef<Type> operands) {
+  for (const Type &t : operands)
+    if (!t.scalar)
+      return false;
+  return true;
+}
+
+} // namespace kiln::ir

@@ -20,10 +20,27 @@ struct Stats {
 Stats stats();
 void reset_stats();
 
+// Turns every compiled function's fast path off (false) or on again, at run
+// time: calls then run the original body, counted as fallback calls (not
+// guard failures). For timing eager against compiled in one program, and
+// for debugging, like torch._dynamo's `disable`.
+inline std::atomic<bool> g_compiled_enabled{true};
+inline void set_compiled_enabled(bool on) {
+  g_compiled_enabled.store(on, std::memory_order_relaxed);
+}
+inline bool compiled_enabled() {
+  return g_compiled_enabled.load(std::memory_order_relaxed);
+}
+
 namespace rt {
 enum Counter { kCompiled, kFallback, kGuardFailures, kLaunches, kNumCounters };
 extern std::atomic<uint64_t> g_counters[kNumCounters];
 inline void bump(Counter c) { g_counters[c].fetch_add(1, std::memory_order_relaxed); }
+// The fast path was switched off by set_compiled_enabled(false).
+inline bool disabled_fallback() {
+  bump(kFallback);
+  return false;
+}
 
 // KILN_LOGS=guards,kernels (comma separated; "all" for everything), read
 // once at start-up. Logs go to stderr.

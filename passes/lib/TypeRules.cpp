@@ -27,8 +27,14 @@ static DType promote_all(llvm::ArrayRef<Type> operands) {
 }
 
 DType common_dtype(Op op, llvm::ArrayRef<Type> operands) {
-  if (op_info(op).rule == TypeRule::WHERE && operands.size() == 3)
-    return promote_all(operands.drop_front());
+  if (op_info(op).rule == TypeRule::WHERE && operands.size() == 3) {
+    DType values = promote_all(operands.drop_front());
+    // where(tensor, number, number) is a tensor of the numbers' default
+    // dtype, as the runtime makes it: f32 for floating numbers, else i64.
+    if (!operands[0].scalar && operands[1].scalar && operands[2].scalar)
+      return values == DType::f64 ? DType::f32 : DType::i64;
+    return values;
+  }
   return promote_all(operands);
 }
 

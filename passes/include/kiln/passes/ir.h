@@ -12,6 +12,7 @@
 
 #include <kiln/dtype.h>
 
+#include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringRef.h>
 
@@ -112,6 +113,10 @@ struct Graph {
   std::string name;        // e.g. the user's function name
   std::vector<Node> nodes; // topological order; id == index
   std::vector<NodeId> outputs;
+  // Relations between symbolic dims that the graph's types rely on, e.g.
+  // "s0 == s1" when [s0] and [s1] were broadcast together (infer_types);
+  // the compiled code must guard them. Printed in KIR as `# assume: ...`.
+  std::vector<std::string> assumptions;
 
   const Node &node(NodeId id) const { return nodes[id]; }
   int num_args() const; // Input + ScalarInput nodes

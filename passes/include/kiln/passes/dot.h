@@ -1,0 +1,18 @@
+// kiln/passes/dot.h - Graphviz view of a graph.
+#pragma once
+
+#include <kiln/passes/ir.h>
+
+#include <llvm/ADT/ArrayRef.h>
+
+#include <string>
+
+namespace kiln::ir {
+
+// A `digraph`: one box per node labelled "%name = op : type", edges from
+// operand to user, the outputs marked. When group_of_node is given (one
+// entry per node, e.g. the kernel each node went to), nodes with the same
+// group id >= 0 are drawn inside one cluster.
+std::string to_dot(const Graph &g, llvm::ArrayRef<int> group_of_node = {});
+
+} // namespace kiln::ir

@@ -1,0 +1,84 @@
+// kiln/passes/passes.h - graph-to-graph optimisation passes and the pipeline.
+//
+// Each pass builds a new graph (GraphBuilder); node locations and names
+// carry over. Passes after infer_types expect a typed graph. Rewrites keep
+// IEEE semantics (NaN, inf, signed zero) unless PassOptions::unsafe_math.
+#pragma once
+
+#include <kiln/passes/ir.h>
+
+#include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Error.h>
+
+#include <string>
+#include <vector>
+
+namespace kiln::passes {
+
+struct PassOptions {
+  bool unsafe_math = false;    // value-changing rewrites (x+0 -> x, ...)
+  int max_fixpoint_rounds = 8; // bound on repeating a `(...)` group
+};
+
+// A pass failed on a node (e.g. shapes that do not broadcast).
+class PassError : public llvm::ErrorInfo<PassError> {
+public:
+  static char ID;
+  PassError(ir::NodeId node, ir::Loc loc, std::string value,
+            std::string message)
+      : node(node), loc(std::move(loc)), value(std::move(value)),
+        message(std::move(message)) {}
+  // "file:line:col: message" when loc is valid, else "%value: message".
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override;
+
+  ir::NodeId node; // in the graph the failing pass was given
+  ir::Loc loc;
+  std::string value; // the node as printed in KIR ("%c")
+  std::string message;
+};
+
+// Type of node `id` of `g` from its operands' types (which must be set).
+// Broadcasting two different symbols keeps the first and appends the
+// relation it assumes ("s0 == s1") to *assumptions when given.
+llvm::Expected<ir::Type>
+infer_node_type(const ir::Graph &g, ir::NodeId id,
+                std::vector<std::string> *assumptions = nullptr);
+
+// 1. Types of all nodes by the op table's rules; records assumptions.
+llvm::Expected<ir::Graph> infer_types(const ir::Graph &g,
+                                      const PassOptions &opts);
+// 2. Replaces ops that have a decomposition in kiln/ops.def, recursively.
+llvm::Expected<ir::Graph> decompose(const ir::Graph &g,
+                                    const PassOptions &opts);
+// 3. Merges structurally identical nodes.
+ir::Graph cse(const ir::Graph &g, const PassOptions &opts);
+// 4. Drops nodes the outputs do not use (arguments stay).
+ir::Graph dce(const ir::Graph &g, const PassOptions &opts);
+// 5. Evaluates ops on constants whose result is a weak scalar, with the
+// runtime's formulas (kiln::scalar::op_<name>).
+ir::Graph fold_constants(const ir::Graph &g, const PassOptions &opts);
+// 6. Algebraic identities (IEEE-safe ones; more under unsafe_math).
+ir::Graph simplify(const ir::Graph &g, const PassOptions &opts);
+
+// --- Pipeline (Pipeline.cpp) ---
+
+using AfterEach =
+    llvm::function_ref<void(llvm::StringRef pass, const ir::Graph &g)>;
+
+// The default pipeline as a pass list: names separated by commas, a
+// parenthesised group repeats until the graph stops changing (bounded).
+llvm::StringRef default_pipeline();
+// Names of the registered passes.
+std::vector<llvm::StringRef> pass_names();
+// Runs a pass list such as "infer-types,(simplify,cse),dce". after_each is
+// called with every pass's result (the debug dump writes each graph).
+llvm::Expected<ir::Graph> run_passes(const ir::Graph &g, llvm::StringRef list,
+                                     const PassOptions &opts,
+                                     AfterEach after_each = nullptr);
+llvm::Expected<ir::Graph> run_pipeline(const ir::Graph &g,
+                                       const PassOptions &opts,
+                                       AfterEach after_each = nullptr);
+
+} // namespace kiln::passes

@@ -1,0 +1,74 @@
+// cse: merges nodes that compute the same thing (same op, operands,
+// constant bits and type). Arguments never merge: each is its own runtime
+// value.
+#include <kiln/passes/passes.h>
+
+#include "RewriteUtil.h"
+
+#include <map>
+#include <tuple>
+
+namespace kiln::passes {
+
+using namespace kiln::ir;
+
+namespace {
+
+// Operand order does not change the result of these ops, bit for bit
+// (maximum/minimum are not among them: they differ on -0.0 vs +0.0).
+bool is_commutative(Op op) {
+  return op == Op::Add || op == Op::Mul || op == Op::Eq || op == Op::Ne;
+}
+
+struct Key {
+  Op op;
+  llvm::SmallVector<NodeId, 3> operands;
+  uint64_t constant_bits;
+  DType dtype;
+  bool scalar;
+  bool ranked;
+  llvm::SmallVector<std::pair<int64_t, int>, 4> dims;
+
+  bool operator<(const Key &o) const {
+    return std::tie(op, operands, constant_bits, dtype, scalar, ranked, dims) <
+           std::tie(o.op, o.operands, o.constant_bits, o.dtype, o.scalar,
+                    o.ranked, o.dims);
+  }
+};
+
+Key key_of(const Node &n) {
+  Key k{n.op,          n.operands,          0, n.type.dtype,
+        n.type.scalar, n.type.shape.ranked, {}};
+  if (n.op == Op::Constant)
+    k.constant_bits = double_bits(n.constant);
+  if (is_commutative(n.op) && k.operands[1] < k.operands[0])
+    std::swap(k.operands[0], k.operands[1]);
+  for (const SymDim &d : n.type.shape.dims)
+    k.dims.push_back({d.value, d.symbol});
+  return k;
+}
+
+} // namespace
+
+Graph cse(const Graph &g, const PassOptions &) {
+  GraphBuilder b = builder_like(g);
+  std::vector<NodeId> map(g.nodes.size(), -1);
+  std::map<Key, NodeId> seen;
+  for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
+    const Node &n = g.nodes[id];
+    if (op_info(n.op).kind == OpKind::Argument) {
+      map[id] = copy_node(b, n, map);
+      continue;
+    }
+    Node mapped = n;
+    for (NodeId &o : mapped.operands)
+      o = map[o];
+    auto [it, inserted] = seen.try_emplace(key_of(mapped), -1);
+    if (inserted)
+      it->second = b.add(std::move(mapped));
+    map[id] = it->second;
+  }
+  return finish(b, g, map);
+}
+
+} // namespace kiln::passes

@@ -1,0 +1,173 @@
+// The graph IR: the op table built from kiln/ops.def, GraphBuilder, verify.
+#include <kiln/passes/ir.h>
+
+#include "NumericUtil.h"
+
+#include <llvm/ADT/Twine.h>
+#include <llvm/Support/ErrorHandling.h>
+
+#include <string>
+
+namespace kiln::ir {
+
+namespace {
+// Indexed by Op: the three argument/constant ops, then ops.def in order.
+const OpInfo kOpInfo[] = {
+    {"input", 0, OpKind::Argument, TypeRule::None, ""},
+    {"scalar_input", 0, OpKind::Argument, TypeRule::None, ""},
+    {"const", 0, OpKind::Constant, TypeRule::None, ""},
+#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
+  {#name, arity, OpKind::Pointwise, TypeRule::rule, decomposition},
+#include <kiln/ops.def>
+};
+constexpr int kNumOps = sizeof(kOpInfo) / sizeof(kOpInfo[0]);
+
+[[noreturn]] void misuse(const std::string &what) {
+  llvm::report_fatal_error(llvm::Twine("kiln::ir::GraphBuilder: ") + what);
+}
+} // namespace
+
+const OpInfo &op_info(Op op) { return kOpInfo[static_cast<int>(op)]; }
+
+std::optional<Op> op_from_name(llvm::StringRef name) {
+  for (int i = 0; i < kNumOps; ++i)
+    if (name == kOpInfo[i].name)
+      return static_cast<Op>(i);
+  return std::nullopt;
+}
+
+int Graph::num_args() const {
+  int n = 0;
+  for (const Node &node : nodes)
+    n += op_info(node.op).kind == OpKind::Argument;
+  return n;
+}
+
+std::vector<NodeId> Graph::args() const {
+  std::vector<NodeId> result(num_args(), -1);
+  for (NodeId id = 0; id < (NodeId)nodes.size(); ++id) {
+    const Node &n = nodes[id];
+    if (op_info(n.op).kind == OpKind::Argument && n.arg_index >= 0 &&
+        n.arg_index < (int)result.size())
+      result[n.arg_index] = id;
+  }
+  return result;
+}
+
+std::vector<int> Graph::use_counts() const {
+  std::vector<int> uses(nodes.size(), 0);
+  for (const Node &n : nodes)
+    for (NodeId o : n.operands)
+      ++uses[o];
+  for (NodeId o : outputs)
+    ++uses[o];
+  return uses;
+}
+
+NodeId GraphBuilder::input(int arg_index, Type t, std::string name, Loc loc) {
+  Node n;
+  n.op = Op::Input;
+  n.type = std::move(t);
+  n.type.scalar = false;
+  n.arg_index = arg_index;
+  n.name = std::move(name);
+  n.loc = std::move(loc);
+  return add(std::move(n));
+}
+
+NodeId GraphBuilder::scalar_input(int arg_index, DType dt, std::string name,
+                                  Loc loc) {
+  Node n;
+  n.op = Op::ScalarInput;
+  n.type = Type::weak_scalar(dt);
+  n.arg_index = arg_index;
+  n.name = std::move(name);
+  n.loc = std::move(loc);
+  return add(std::move(n));
+}
+
+NodeId GraphBuilder::constant(double v, DType dt, Loc loc) {
+  Node n;
+  n.op = Op::Constant;
+  n.type = Type::weak_scalar(dt);
+  // A constant holds a value of its own type, as the C++ it came from.
+  n.constant = round_to_dtype(v, dt);
+  n.loc = std::move(loc);
+  return add(std::move(n));
+}
+
+NodeId GraphBuilder::op(Op op, llvm::ArrayRef<NodeId> operands, Loc loc,
+                        std::string name) {
+  Node n;
+  n.op = op;
+  n.operands.assign(operands.begin(), operands.end());
+  n.loc = std::move(loc);
+  n.name = std::move(name);
+  return add(std::move(n));
+}
+
+NodeId GraphBuilder::add(Node n) {
+  const OpInfo &info = op_info(n.op);
+  if ((int)n.operands.size() != info.arity)
+    misuse(std::string("'") + info.name + "' takes " +
+           std::to_string(info.arity) + " operands, got " +
+           std::to_string(n.operands.size()));
+  NodeId id = (NodeId)g_.nodes.size();
+  for (NodeId o : n.operands)
+    if (o < 0 || o >= id)
+      misuse("operand %" + std::to_string(o) + " of node %" +
+             std::to_string(id) + " is not an earlier node");
+  g_.nodes.push_back(std::move(n));
+  return id;
+}
+
+std::string verify(const Graph &g) {
+  auto where = [](NodeId id) { return "node %" + std::to_string(id) + ": "; };
+  std::vector<int> arg_seen;
+  for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
+    const Node &n = g.nodes[id];
+    if (static_cast<int>(n.op) >= kNumOps)
+      return where(id) + "invalid op";
+    const OpInfo &info = op_info(n.op);
+    if ((int)n.operands.size() != info.arity)
+      return where(id) + "'" + info.name + "' takes " +
+             std::to_string(info.arity) + " operands, has " +
+             std::to_string(n.operands.size());
+    for (NodeId o : n.operands)
+      if (o < 0 || o >= id)
+        return where(id) + "operand %" + std::to_string(o) +
+               " is not an earlier node";
+    switch (info.kind) {
+    case OpKind::Argument:
+      if (n.arg_index < 0)
+        return where(id) + "argument without an arg_index";
+      if ((int)arg_seen.size() <= n.arg_index)
+        arg_seen.resize(n.arg_index + 1, 0);
+      if (arg_seen[n.arg_index]++)
+        return where(id) + "argument number " + std::to_string(n.arg_index) +
+               " appears twice";
+      if (n.type.scalar != (n.op == Op::ScalarInput))
+        return where(id) + (n.op == Op::Input
+                                ? "a tensor argument has a scalar type"
+                                : "a scalar argument has a tensor type");
+      break;
+    case OpKind::Constant:
+      if (!n.type.scalar)
+        return where(id) + "a constant has a tensor type";
+      break;
+    case OpKind::Pointwise:
+      break;
+    }
+    if (n.type.scalar && n.type.shape.ranked)
+      return where(id) + "a scalar type has a shape";
+  }
+  for (size_t i = 0; i < arg_seen.size(); ++i)
+    if (!arg_seen[i])
+      return "argument number " + std::to_string(i) + " is missing";
+  for (NodeId o : g.outputs)
+    if (o < 0 || o >= (NodeId)g.nodes.size())
+      return "output %" + std::to_string(o) + " is not a node";
+  return "";
+}
+
+} // namespace kiln::ir

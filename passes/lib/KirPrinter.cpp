@@ -1,0 +1,193 @@
+// KIR printer: Graph -> text that parse_kir reads back to the same graph.
+#include <kiln/passes/text.h>
+
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace kiln::ir {
+
+namespace {
+
+bool is_identifier(llvm::StringRef s) {
+  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
+    return false;
+  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+// Graph names are C++ function names or symbols: print them bare when the
+// lexer reads them back as one token, else quoted.
+bool is_bare_graph_name(llvm::StringRef s) {
+  return !s.empty() && llvm::all_of(s, [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$';
+  });
+}
+
+void print_quoted(llvm::raw_ostream &os, llvm::StringRef s) {
+  os << '"';
+  for (char c : s) {
+    switch (c) {
+    case '"':
+      os << "\\\"";
+      break;
+    case '\\':
+      os << "\\\\";
+      break;
+    case '\n':
+      os << "\\n";
+      break;
+    case '\t':
+      os << "\\t";
+      break;
+    default:
+      os << c;
+    }
+  }
+  os << '"';
+}
+
+// Shortest text that reads back to the same double; always with a `.`,
+// exponent, inf or nan so that it also reads back as an f64 literal.
+std::string format_f64(double v) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, end);
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+} // namespace
+
+std::string constant_text(const Node &n) {
+  if (n.type.dtype == DType::b8)
+    return n.constant != 0 ? "1" : "0";
+  if (is_integral(n.type.dtype))
+    return std::to_string(static_cast<int64_t>(n.constant));
+  return format_f64(n.constant);
+}
+
+std::string to_string(const Shape &s) {
+  if (!s.ranked)
+    return "[*]";
+  std::string out = "[";
+  for (size_t i = 0; i < s.dims.size(); ++i) {
+    if (i)
+      out += ", ";
+    const SymDim &d = s.dims[i];
+    out += d.is_symbolic() ? "s" + std::to_string(d.symbol)
+                           : std::to_string(d.value);
+  }
+  return out + "]";
+}
+
+std::string to_string(const Type &t) {
+  std::string out = dtype_name(t.dtype);
+  if (!t.scalar)
+    out += to_string(t.shape);
+  return out;
+}
+
+std::vector<std::string> value_names(const Graph &g) {
+  llvm::StringMap<int> count;
+  for (const Node &n : g.nodes)
+    if (is_identifier(n.name))
+      ++count[n.name];
+  // Anonymous values are numbered in the order the text defines them (the
+  // header's arguments first), which is the node id when the arguments are
+  // the first nodes; so a parsed print prints the same.
+  std::vector<NodeId> order;
+  std::vector<bool> placed(g.nodes.size(), false);
+  for (NodeId id : g.args())
+    if (id >= 0 && !placed[id]) { // -1, repeats: only in invalid graphs
+      order.push_back(id);
+      placed[id] = true;
+    }
+  for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id)
+    if (!placed[id])
+      order.push_back(id);
+  std::vector<std::string> names(g.nodes.size());
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    NodeId id = order[pos];
+    const std::string &name = g.nodes[id].name;
+    names[id] = "%" + (is_identifier(name) && count[name] == 1
+                           ? name
+                           : std::to_string(pos));
+  }
+  return names;
+}
+
+std::string print(const Graph &g) {
+  std::vector<std::string> names = value_names(g);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+
+  os << "graph @";
+  if (is_bare_graph_name(g.name))
+    os << g.name;
+  else
+    print_quoted(os, g.name);
+  os << "(";
+  bool first = true;
+  for (NodeId id : g.args()) {
+    if (!first)
+      os << ", ";
+    first = false;
+    if (id < 0) { // verify() reports this; print something readable anyway
+      os << "<missing>";
+      continue;
+    }
+    os << names[id] << ": " << to_string(g.nodes[id].type);
+  }
+  os << ") {\n";
+
+  for (const std::string &a : g.assumptions)
+    os << "  # assume: " << a << "\n";
+
+  for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
+    const Node &n = g.nodes[id];
+    const OpInfo &info = op_info(n.op);
+    if (info.kind == OpKind::Argument)
+      continue;
+    std::string line;
+    llvm::raw_string_ostream ls(line);
+    ls << "  " << names[id] << ": " << to_string(n.type) << " = " << info.name;
+    if (n.op == Op::Constant)
+      ls << " " << constant_text(n);
+    for (size_t i = 0; i < n.operands.size(); ++i)
+      ls << (i ? ", " : " ") << names[n.operands[i]];
+    os << line;
+    if (n.loc.valid()) {
+      // Align locations in a column so the ops read as a list.
+      os.indent(line.size() < 40 ? 40 - line.size() : 1) << "loc(";
+      print_quoted(os, n.loc.file);
+      os << ":" << n.loc.line << ":" << n.loc.col << ")";
+    }
+    os << "\n";
+  }
+
+  os << "  return";
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    os << (i ? ", " : " ") << names[g.outputs[i]];
+  os << "\n}\n";
+  return out;
+}
+
+std::string print(llvm::ArrayRef<Graph> graphs) {
+  std::string out;
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    if (i)
+      out += "\n";
+    out += print(graphs[i]);
+  }
+  return out;
+}
+
+} // namespace kiln::ir

@@ -1,0 +1,55 @@
+// Helpers shared by the passes that rebuild a graph node by node.
+#pragma once
+
+#include <kiln/passes/ir.h>
+
+#include "NumericUtil.h"
+
+#include <cmath>
+
+namespace kiln::ir {
+
+// Number of ops: the argument and constant ops, then kiln/ops.def.
+inline constexpr int kNumOps = 3
+#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition) +1
+#include <kiln/ops.def>
+    ;
+
+// A builder for the rewritten form of `g`: same name and assumptions.
+inline GraphBuilder builder_like(const Graph &g) {
+  GraphBuilder b(g.name);
+  b.graph().assumptions = g.assumptions;
+  return b;
+}
+
+// Appends `n` with its operands mapped through `map` (old id -> new id).
+inline NodeId copy_node(GraphBuilder &b, const Node &n,
+                        llvm::ArrayRef<NodeId> map) {
+  Node c = n;
+  for (NodeId &o : c.operands)
+    o = map[o];
+  return b.add(std::move(c));
+}
+
+inline Graph finish(GraphBuilder &b, const Graph &old,
+                    llvm::ArrayRef<NodeId> map) {
+  for (NodeId o : old.outputs)
+    b.output(map[o]);
+  return b.take();
+}
+
+inline bool is_constant(const Graph &g, NodeId id) {
+  return g.node(id).op == Op::Constant;
+}
+// Constant equal to v (+0.0 and -0.0 compare equal here).
+inline bool is_constant(const Graph &g, NodeId id, double v) {
+  return is_constant(g, id) && g.node(id).constant == v;
+}
+inline bool is_pos_zero(const Graph &g, NodeId id) {
+  return is_constant(g, id, 0.0) && !std::signbit(g.node(id).constant);
+}
+inline bool is_neg_zero(const Graph &g, NodeId id) {
+  return is_constant(g, id, 0.0) && std::signbit(g.node(id).constant);
+}
+
+} // namespace kiln::ir

@@ -1,0 +1,184 @@
+// kiln-opt: runs Kiln's graph passes on KIR text and prints the result.
+//
+//   kiln-opt [--passes=a,b,(c,d) | --pipeline] [--unsafe-math]
+//            [--print-after-all] [--emit=kir|dot [--dot-kernels]] [-o out]
+//            file.kir|-
+//
+// The input is type-checked after parsing (node types may be omitted; a
+// written type must be the inferred one). Errors are clang-style
+// "file:line:col: error: ..." diagnostics and exit status 1.
+#include <kiln/passes/dot.h>
+#include <kiln/passes/passes.h>
+#include <kiln/passes/schedule.h>
+#include <kiln/passes/text.h>
+
+#include <llvm/IR/PrintPasses.h>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/InitLLVM.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/ToolOutputFile.h>
+#include <llvm/Support/WithColor.h>
+#include <llvm/Support/raw_ostream.h>
+
+using namespace kiln;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("kiln-opt options");
+cl::opt<std::string> input_file(cl::Positional,
+                                cl::desc("<input .kir, - for stdin>"),
+                                cl::init("-"), cl::cat(category));
+cl::opt<std::string> output_file("o", cl::desc("Output file (default stdout)"),
+                                 cl::value_desc("file"), cl::init("-"),
+                                 cl::cat(category));
+cl::opt<std::string>
+    pass_list("passes",
+              cl::desc("Comma-separated passes to run; a parenthesised group "
+                       "repeats to a fixed point"),
+              cl::value_desc("a,b,(c,d)"), cl::cat(category));
+cl::opt<bool> pipeline("pipeline", cl::desc("Run the default pipeline"),
+                       cl::cat(category));
+cl::opt<bool> unsafe_math("unsafe-math",
+                          cl::desc("Allow value-changing rewrites"),
+                          cl::cat(category));
+enum class Emit { Kir, Dot };
+cl::opt<Emit> emit("emit", cl::desc("Output format"), cl::init(Emit::Kir),
+                   cl::values(clEnumValN(Emit::Kir, "kir", "KIR text"),
+                              clEnumValN(Emit::Dot, "dot", "Graphviz")),
+                   cl::cat(category));
+cl::opt<bool> dot_kernels("dot-kernels",
+                          cl::desc("With --emit=dot, draw the kernels the "
+                                   "scheduler makes as clusters"),
+                          cl::cat(category));
+
+std::string display_name() {
+  return input_file == "-" ? std::string("<stdin>") : input_file.getValue();
+}
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "kiln-opt") << message << "\n";
+  return 1;
+}
+
+// Where a pass error points: the node's source location when it has one,
+// else (for the input's own nodes) where the node is in the KIR text.
+std::string render(const passes::PassError &e, llvm::StringRef kir,
+                   const ir::ParsedGraph *parsed) {
+  if (e.loc.valid()) {
+    llvm::StringRef source;
+    std::unique_ptr<llvm::MemoryBuffer> file;
+    if (e.loc.file == display_name()) {
+      source = kir;
+    } else if (auto buf = llvm::MemoryBuffer::getFile(e.loc.file)) {
+      file = std::move(*buf);
+      source = file->getBuffer();
+    }
+    return ir::format_diagnostic(e.loc.file, source, e.loc.line, e.loc.col,
+                                 e.message);
+  }
+  if (parsed && e.node >= 0 && (size_t)e.node < parsed->node_pos.size() &&
+      parsed->node_pos[e.node].line)
+    return ir::format_diagnostic(display_name(), kir,
+                                 parsed->node_pos[e.node].line,
+                                 parsed->node_pos[e.node].col, e.message);
+  return display_name() + ": error: " + e.value + ": " + e.message + "\n";
+}
+
+std::string render(llvm::Error err, llvm::StringRef kir,
+                   const ir::ParsedGraph *parsed) {
+  std::string out;
+  llvm::handleAllErrors(
+      std::move(err),
+      [&](const passes::PassError &e) { out += render(e, kir, parsed); },
+      [&](const llvm::ErrorInfoBase &e) {
+        out += display_name() + ": error: " + e.message() + "\n";
+      });
+  return out;
+}
+
+// Infers the parsed graph's types and checks the ones the text wrote.
+llvm::Expected<ir::Graph> type_check(const ir::ParsedGraph &pg) {
+  llvm::Expected<ir::Graph> g = passes::infer_types(pg.graph, {});
+  if (!g)
+    return g.takeError();
+  std::vector<std::string> names = ir::value_names(*g);
+  for (ir::NodeId id = 0; id < (ir::NodeId)g->nodes.size(); ++id) {
+    const ir::Type &written = pg.graph.nodes[id].type,
+                   &inferred = g->nodes[id].type;
+    if (pg.typed[id] && !(written == inferred))
+      return llvm::make_error<passes::PassError>(
+          id, ir::Loc{}, names[id],
+          names[id] + " is written as " + ir::to_string(written) +
+              " but its type is " + ir::to_string(inferred));
+  }
+  return g;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // libLLVM already owns --print-after-all: use it rather than register a
+  // second option of that name (which LLVM rejects).
+  if (cl::Option *o = cl::getRegisteredOptions().lookup("print-after-all")) {
+    o->setDescription("Print the graph after each pass (to stderr)");
+    o->addCategory(category);
+  }
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "kiln-opt: run Kiln graph passes on KIR\n");
+  if (pipeline && !pass_list.empty())
+    return fail("--passes and --pipeline are exclusive");
+
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(input_file);
+  if (!buffer)
+    return fail("cannot read '" + input_file +
+                "': " + buffer.getError().message());
+  llvm::StringRef kir = (*buffer)->getBuffer();
+
+  auto parsed = ir::parse_kir(kir, display_name());
+  if (!parsed) {
+    llvm::errs() << llvm::toString(parsed.takeError());
+    return 1;
+  }
+
+  passes::PassOptions opts;
+  opts.unsafe_math = unsafe_math;
+  std::string list =
+      pipeline ? passes::default_pipeline().str() : pass_list.getValue();
+  std::vector<ir::Graph> results;
+  for (const ir::ParsedGraph &pg : *parsed) {
+    llvm::Expected<ir::Graph> g = type_check(pg);
+    if (!g) {
+      llvm::errs() << render(g.takeError(), kir, &pg);
+      return 1;
+    }
+    if (!list.empty()) {
+      auto after = [&](llvm::StringRef pass, const ir::Graph &out) {
+        if (llvm::shouldPrintAfterAll())
+          llvm::errs() << "# after " << pass << "\n" << ir::print(out);
+      };
+      g = passes::run_passes(*g, list, opts, after);
+      if (!g) {
+        llvm::errs() << render(g.takeError(), kir, nullptr);
+        return 1;
+      }
+    }
+    results.push_back(std::move(*g));
+  }
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(output_file, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write '" + output_file + "': " + ec.message());
+  if (emit == Emit::Dot)
+    for (const ir::Graph &g : results)
+      out.os() << ir::to_dot(g, dot_kernels ? sched::schedule(g).kernel_of_node
+                                            : std::vector<int>{});
+  else
+    out.os() << ir::print(results);
+  out.keep();
+  return 0;
+}

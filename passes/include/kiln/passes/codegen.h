@@ -59,6 +59,10 @@ struct Remark {
 };
 
 struct FunctionCode {
+  // Non-empty when the function cannot be compiled (then nothing else is
+  // set): the plugin warns at error_loc and leaves the function eager.
+  std::string error;
+  ir::Loc error_loc;
   std::string symbol;
   std::string user_name;
   std::string cuda;   // kernels (no includes; see cuda_translation_unit)

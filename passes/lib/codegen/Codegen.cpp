@@ -1,0 +1,255 @@
+// compile_function: specialise per dtype, optimise, schedule, emit; and the
+// per-TU assembly of every function's CUDA and host code.
+#include "Emit.h"
+
+#include <kiln/passes/passes.h>
+#include <kiln/passes/text.h>
+
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/SmallSet.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace kiln::codegen {
+
+using ir::NodeId;
+using ir::Op;
+
+// Tensor arguments used as a `where` condition are b8 in every variant:
+// the eager op would reject anything else.
+static llvm::SmallSet<NodeId, 4> condition_args(const ir::Graph &g) {
+  llvm::SmallSet<NodeId, 4> conds;
+  for (const ir::Node &n : g.nodes)
+    if (n.op == Op::Where && g.node(n.operands[0]).op == Op::Input)
+      conds.insert(n.operands[0]);
+  return conds;
+}
+
+// The captured graph with every tensor argument given the variant's dtype,
+// then the whole pass pipeline.
+static llvm::Expected<ir::Graph>
+specialise(const ir::Graph &captured, DType dt, const Options &opts,
+           std::vector<std::pair<std::string, std::string>> &dumps) {
+  ir::Graph g = captured;
+  auto conds = condition_args(g);
+  for (auto [id, n] : llvm::enumerate(g.nodes))
+    if (n.op == Op::Input)
+      n.type = ir::Type::tensor(conds.contains(NodeId(id)) ? DType::b8 : dt,
+                                n.type.shape);
+  passes::PassOptions po;
+  po.unsafe_math = opts.unsafe_math;
+  int step = 0;
+  return passes::run_pipeline(
+      g, po, [&](llvm::StringRef pass, const ir::Graph &after) {
+        char prefix[8];
+        snprintf(prefix, sizeof prefix, "%02d-", ++step);
+        dumps.emplace_back(std::string(dtype_name(dt)) + "/" + prefix +
+                               pass.str(),
+                           ir::print(after));
+      });
+}
+
+static std::string check_outputs(const ir::Graph &g, ir::Loc &where) {
+  if (g.outputs.empty())
+    return "it returns no tensor";
+  for (NodeId o : g.outputs) {
+    const ir::Node &n = g.node(o);
+    if (n.type.scalar || n.op == Op::Constant || n.op == Op::ScalarInput) {
+      where = n.loc;
+      return "it returns a value that is not a tensor of its arguments";
+    }
+  }
+  for (const ir::Node &n : g.nodes)
+    if (n.op == Op::Input)
+      return "";
+  return "it has no tensor argument";
+}
+
+FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
+  FunctionCode fc;
+  fc.symbol = spec.symbol;
+  fc.user_name = spec.user_name;
+  if (std::string err = verify(spec.graph); !err.empty()) {
+    fc.error = "internal error: captured graph is malformed: " + err;
+    fc.error_loc = spec.loc;
+    return fc;
+  }
+
+  std::vector<Variant> variants;
+  std::string first_error;
+  ir::Loc first_error_loc = spec.loc;
+  for (DType dt : opts.dtypes) {
+    auto g = specialise(spec.graph, dt, opts, fc.pass_dumps);
+    if (!g) {
+      std::string msg = llvm::toString(g.takeError());
+      fc.remarks.push_back({spec.loc, std::string("no ") + dtype_name(dt) +
+                                          " variant: " + msg});
+      if (first_error.empty())
+        first_error = msg;
+      continue;
+    }
+    ir::Loc where = spec.loc;
+    if (std::string err = check_outputs(*g, where); !err.empty()) {
+      fc.error = "cannot compile '" + spec.user_name + "': " + err;
+      fc.error_loc = where;
+      return fc;
+    }
+    sched::KernelPlan plan = sched::schedule(*g);
+    variants.push_back({dt, std::move(*g), std::move(plan)});
+  }
+  if (variants.empty()) {
+    fc.error = "cannot compile '" + spec.user_name + "': " +
+               (first_error.empty() ? "no dtype to specialise for" : first_error);
+    fc.error_loc = first_error_loc;
+    return fc;
+  }
+
+  // The plan, once per distinct kernel structure.
+  std::string last;
+  for (const Variant &v : variants) {
+    std::string d = sched::describe(v.graph, v.plan);
+    fc.plan += "[" + std::string(dtype_name(v.dtype)) + "] ";
+    fc.plan += d == last ? "same plan as above\n" : d;
+    last = d;
+  }
+
+  if (opts.cuda) {
+    for (const Variant &v : variants)
+      emit_cuda_kernels(v.graph, v.plan, spec.symbol, v.dtype, fc.cuda,
+                        fc.kernel_names);
+    fc.has_cuda_kernels = !fc.kernel_names.empty();
+  }
+  fc.host = emit_host_function(spec, variants, opts);
+
+  // Remarks: what was fused, and what the compiled code assumes.
+  const Variant &v0 = variants.front();
+  size_t ops = 0;
+  for (const sched::Kernel &k : v0.plan.kernels)
+    ops += k.nodes.size();
+  std::string dts;
+  for (const Variant &v : variants)
+    dts += (dts.empty() ? "" : ", ") + std::string(dtype_name(v.dtype));
+  fc.remarks.push_back(
+      {spec.loc, "compiled '" + spec.user_name + "': fused " +
+                     std::to_string(ops) + " op" + (ops == 1 ? "" : "s") +
+                     " into " + std::to_string(v0.plan.kernels.size()) +
+                     " kernel" + (v0.plan.kernels.size() == 1 ? "" : "s") +
+                     " (" + dts + "; " +
+                     (opts.cuda ? "CUDA and CPU" : "CPU only") + ")"});
+  fc.remarks.push_back({spec.loc, "guard: tensor arguments defined and on one "
+                                  "device; dtype selects the variant (" +
+                                      dts + "), other tensors must match"});
+  fc.remarks.push_back({spec.loc, "guard: the shapes of each kernel's inputs "
+                                  "broadcast; layout picks the vectorised or "
+                                  "the strided kernel"});
+  return fc;
+}
+
+std::string cuda_translation_unit(const std::vector<FunctionCode> &fns) {
+  std::string s = R"(// Generated by Kiln: fused CUDA kernels. Rebuild instead of editing.
+#include <kiln/kernel_abi.h>
+#include <kiln/scalar.h>
+
+// 16-byte vector access for the contiguous kernels.
+template <class T, int V> struct alignas(sizeof(T) * V) kiln_vec {
+  T v[V];
+};
+template <int V, class T>
+__device__ __forceinline__ kiln_vec<T, V> kiln_vec_load(const T *p) {
+  return *reinterpret_cast<const kiln_vec<T, V> *>(p);
+}
+template <class T, int V>
+__device__ __forceinline__ void kiln_vec_store(T *p, const kiln_vec<T, V> &v) {
+  *reinterpret_cast<kiln_vec<T, V> *>(p) = v;
+}
+
+)";
+  for (const FunctionCode &f : fns)
+    if (f.error.empty())
+      s += f.cuda;
+  return s;
+}
+
+// Bytes as a string literal of 3-digit octal escapes (never ambiguous,
+// unlike \x, and much faster for the compiler than a brace list).
+static void write_bytes(llvm::raw_ostream &os, const std::vector<uint8_t> &b) {
+  static const char digits[] = "01234567";
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i % 32 == 0)
+      os << (i ? "\"\n    \"" : "    \"");
+    os << '\\' << digits[b[i] >> 6] << digits[(b[i] >> 3) & 7]
+       << digits[b[i] & 7];
+  }
+  os << "\"";
+}
+
+std::string host_translation_unit(const std::vector<FunctionCode> &fns,
+                                  const std::vector<uint8_t> &fatbin,
+                                  const std::string &module_id,
+                                  const std::string &no_cuda_reason) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "// Generated by Kiln for " << module_id
+     << ": guards, launches, fused CPU loops.\n"
+        "// Rebuild instead of editing.\n"
+        "#include <kiln/rt.h>\n"
+        "#include <kiln/scalar.h>\n\n"
+        "#include <algorithm>\n#include <climits>\n#include <cstdint>\n\n"
+        "namespace {\n";
+  if (!fatbin.empty()) {
+    os << "// nvcc's fatbin for the kernels below (" << fatbin.size()
+       << " bytes).\nalignas(16) const char kiln_fatbin[] =\n";
+    write_bytes(os, fatbin);
+    os << ";\nkiln::rt::KernelModule kiln_module{kiln_fatbin, \""
+       << llvm::sys::path::filename(module_id) << "\"};\n"
+       << "constexpr bool kiln_have_cuda = true;\n";
+  } else {
+    os << "kiln::rt::KernelModule kiln_module{nullptr, \""
+       << llvm::sys::path::filename(module_id) << "\"};\n"
+       << "constexpr bool kiln_have_cuda = false;\n";
+  }
+  os << "[[maybe_unused]] constexpr const char *kiln_no_cuda_reason = \""
+     << llvm::StringRef(no_cuda_reason.empty() ? "no CUDA kernels were built"
+                                               : no_cuda_reason)
+     << "\";\n";
+  os << R"(
+// A tensor whose elements, in memory order, are the n elements of the
+// output in order: contiguous and not broadcast.
+[[maybe_unused]] inline bool kiln_dense(const kiln::Tensor &t, int64_t n) {
+  return t.is_contiguous() && t.numel() == n;
+}
+[[maybe_unused]] inline bool kiln_aligned(const void *p, unsigned bytes) {
+  return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
+}
+// Every offset the strided kernel computes fits in 32 bits.
+template <int N>
+[[maybe_unused]] bool kiln_fits_u32(const kiln::OffsetCalc<N> &c, int64_t n) {
+  if (n > INT32_MAX)
+    return false;
+  for (int i = 0; i < N; ++i) {
+    int64_t last = 0;
+    for (int d = 0; d < c.rank; ++d)
+      last += (c.sizes[d] - 1) * c.strides[d][i];
+    if (last > INT32_MAX)
+      return false;
+  }
+  return true;
+}
+// Blocks of 256 threads for `threads` work items: one wave of resident
+// blocks at most; the kernels loop (grid-stride) over the rest.
+[[maybe_unused]] inline unsigned kiln_blocks(int64_t threads, kiln::Device dev) {
+  int64_t blocks = (threads + 255) / 256;
+  int64_t wave = int64_t(kiln::rt::multiprocessor_count(dev)) * 8;
+  return unsigned(std::max<int64_t>(1, std::min(blocks, wave)));
+}
+} // namespace
+
+)";
+  for (const FunctionCode &f : fns)
+    if (f.error.empty())
+      os << f.host;
+  return s;
+}
+
+} // namespace kiln::codegen

@@ -1,0 +1,168 @@
+// The per-element code shared by every kernel flavour (CUDA vectorised,
+// CUDA strided, CPU contiguous, CPU strided). Each node becomes one call of
+// the op table's formula, kiln::scalar::op_<name>, in the compute type the
+// eager runtime would use, so compiled and eager evaluate the same formula.
+// Intermediates stay in the compute type (f32 for f16/bf16): only stores
+// round, as TorchInductor does.
+#include "Emit.h"
+
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cmath>
+
+namespace kiln::codegen {
+
+using ir::NodeId;
+using ir::Op;
+
+const char *storage_type(DType t) {
+  switch (t) {
+  case DType::f32:
+    return "float";
+  case DType::f16:
+    return "kiln::half";
+  case DType::bf16:
+    return "kiln::bfloat16";
+  case DType::f64:
+    return "double";
+  case DType::i32:
+    return "int32_t";
+  case DType::i64:
+    return "int64_t";
+  case DType::b8:
+    return "bool";
+  }
+  return "?";
+}
+
+const char *compute_type(DType t) {
+  switch (t) {
+  case DType::f16:
+  case DType::bf16:
+    return "float";
+  default:
+    return storage_type(t);
+  }
+}
+
+const char *value_type(const ir::Node &n) { return compute_type(n.type.dtype); }
+
+std::string literal(double v, DType t) {
+  if (t == DType::b8)
+    return v != 0 ? "true" : "false";
+  if (t == DType::i64 || t == DType::i32)
+    return "int64_t(" + std::to_string(int64_t(v)) + ")";
+  if (std::isnan(v))
+    return "double(NAN)";
+  if (std::isinf(v))
+    return v > 0 ? "double(INFINITY)" : "(-double(INFINITY))";
+  // 17 significant digits round-trip every double.
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+int vector_width(const ir::Graph &g, const sched::Kernel &k) {
+  int widest = 1;
+  for (NodeId i : k.inputs)
+    widest = std::max(widest, element_size(g.node(i).type.dtype));
+  for (NodeId o : k.outputs)
+    widest = std::max(widest, element_size(g.node(o).type.dtype));
+  return 16 / widest;
+}
+
+std::string kernel_name(const std::string &symbol, int kernel, DType variant,
+                        const char *path) {
+  return symbol + "_k" + std::to_string(kernel) + "_" + dtype_name(variant) +
+         "_" + path;
+}
+
+static std::string var(NodeId id) { return "v" + std::to_string(id); }
+
+// What a node is, for the comment: `c = add(a, b)  // app.cpp:7:10`.
+static std::string describe_node(const ir::Graph &g, const ir::Node &n) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (!n.name.empty())
+    os << n.name << " = ";
+  os << ir::op_info(n.op).name << "(";
+  for (auto [i, o] : llvm::enumerate(n.operands)) {
+    const ir::Node &on = g.node(o);
+    os << (i ? ", " : "");
+    if (on.op == Op::Constant)
+      os << literal(on.constant, on.type.dtype);
+    else
+      os << (on.name.empty() ? "%" + std::to_string(o) : on.name);
+  }
+  os << ")";
+  if (n.loc.valid())
+    os << "  at " << llvm::sys::path::filename(n.loc.file) << ":" << n.loc.line
+       << ":" << n.loc.col;
+  return s;
+}
+
+std::string element_body(const ir::Graph &g, const sched::Kernel &k,
+                         const ElementAccess &access,
+                         const std::string &indent) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  // Values available in the body: loaded inputs, scalar parameters, and
+  // constants (inlined as literals at each use).
+  llvm::DenseMap<NodeId, std::string> expr;
+  for (auto [i, in] : llvm::enumerate(k.inputs)) {
+    const ir::Node &n = g.node(in);
+    os << indent << "const " << value_type(n) << " " << var(in)
+       << " = kiln::scalar::load(" << access.load(int(i)) << ");";
+    if (!n.name.empty())
+      os << " // " << n.name;
+    os << "\n";
+    expr[in] = var(in);
+  }
+  for (auto [i, sc] : llvm::enumerate(k.scalars))
+    expr[sc] = access.scalar(int(i));
+
+  auto operand = [&](NodeId o, const char *want) -> std::string {
+    const ir::Node &on = g.node(o);
+    std::string e = on.op == Op::Constant ? literal(on.constant, on.type.dtype)
+                                          : expr.lookup(o);
+    const char *have = on.op == Op::Constant || on.op == Op::ScalarInput
+                           ? storage_type(on.type.dtype)
+                           : value_type(on);
+    if (llvm::StringRef(have) == want)
+      return e;
+    return std::string(want) + "(" + e + ")";
+  };
+
+  for (NodeId id : k.nodes) {
+    const ir::Node &n = g.node(id);
+    const ir::OpInfo &info = ir::op_info(n.op);
+    llvm::SmallVector<ir::Type, 3> types;
+    for (NodeId o : n.operands)
+      types.push_back(g.node(o).type);
+    const char *ct = compute_type(ir::compute_dtype(n.op, types));
+    os << indent << "const " << value_type(n) << " " << var(id)
+       << " = kiln::scalar::op_" << info.name << "(";
+    for (auto [i, o] : llvm::enumerate(n.operands)) {
+      bool cond = info.rule == ir::TypeRule::WHERE && i == 0;
+      os << (i ? ", " : "") << operand(o, cond ? "bool" : ct);
+    }
+    os << "); // " << describe_node(g, n) << "\n";
+    expr[id] = var(id);
+  }
+  for (auto [j, out] : llvm::enumerate(k.outputs)) {
+    const ir::Node &n = g.node(out);
+    std::string v = "kiln::scalar::store<" + std::string(storage_type(n.type.dtype)) +
+                    ">(" + operand(out, value_type(n)) + ")";
+    os << indent << access.store(int(j), v) << "\n";
+  }
+  return s;
+}
+
+} // namespace kiln::codegen

@@ -1,0 +1,67 @@
+// Shared pieces of the CUDA, CPU and host emitters (private to codegen).
+#pragma once
+
+#include <kiln/passes/codegen.h>
+#include <kiln/passes/ir.h>
+#include <kiln/passes/schedule.h>
+
+#include <functional>
+#include <string>
+
+namespace kiln::codegen {
+
+// C++ spelling of a dtype's storage type ("float", "kiln::half", ...).
+const char *storage_type(DType t);
+// C++ spelling of the type a value of dtype t is computed in (opmath:
+// f16/bf16 compute in float).
+const char *compute_type(DType t);
+// C++ type a node's value has inside a kernel (weak scalars: double,
+// int64_t, bool; tensors: their compute type).
+const char *value_type(const ir::Node &n);
+// A literal of `v` for a weak scalar of dtype t, exact.
+std::string literal(double v, DType t);
+
+// How a kernel reaches its inputs and outputs: the emitters differ only in
+// this. `load(i)` is an expression for input i (index into Kernel::inputs)
+// in its storage type; `store(j, value)` is a statement writing output j.
+struct ElementAccess {
+  std::function<std::string(int input)> load;
+  std::function<std::string(int output, const std::string &value)> store;
+  std::function<std::string(int scalar)> scalar; // a ScalarInput parameter
+};
+
+// The per-element code of kernel `k`: one line per node, each commented
+// with the user's name for the value and its source line.
+std::string element_body(const ir::Graph &g, const sched::Kernel &k,
+                         const ElementAccess &access, const std::string &indent);
+
+// Elements per 16-byte vector access for kernel k: 16 / the widest element.
+int vector_width(const ir::Graph &g, const sched::Kernel &k);
+
+// Names shared between the CUDA and host emitters.
+std::string kernel_name(const std::string &symbol, int kernel, DType variant,
+                        const char *path);
+
+// Kernel sources for one specialised graph (appended to `out`), and the
+// names defined.
+void emit_cuda_kernels(const ir::Graph &g, const sched::KernelPlan &plan,
+                       const std::string &symbol, DType variant,
+                       std::string &out, std::vector<std::string> &names);
+
+// CPU loop functions (static) for one specialised graph.
+void emit_cpu_loops(const ir::Graph &g, const sched::KernelPlan &plan,
+                    const std::string &symbol, DType variant, std::string &out);
+
+// One dtype specialisation of a function: its optimised graph and plan.
+struct Variant {
+  DType dtype;
+  ir::Graph graph;
+  sched::KernelPlan plan;
+};
+
+// The fast-path function (and its per-variant helpers) for `spec`.
+std::string emit_host_function(const FunctionSpec &spec,
+                               const std::vector<Variant> &variants,
+                               const Options &opts);
+
+} // namespace kiln::codegen

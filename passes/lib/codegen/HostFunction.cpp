@@ -1,0 +1,317 @@
+// The fast-path function: guards, then one launch per fused kernel.
+//
+// Everything the generated kernels assume is checked here, at run time, in
+// a few comparisons: tensors defined, on one device, of the dtypes the
+// variant was specialised for; shapes broadcast. A failed check returns
+// false through rt::guard_failed (counted, logged with the reason) and the
+// caller runs the original body. Layout is not a guard but a choice: dense
+// and aligned operands take the vectorised kernel, anything else the
+// strided one.
+#include "Emit.h"
+
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace kiln::codegen {
+
+using ir::NodeId;
+using ir::Op;
+
+namespace {
+
+struct Emitter {
+  const FunctionSpec &spec;
+  const Options &opts;
+  llvm::raw_string_ostream &os;
+
+  // The user's name of argument i, quoted, for guard messages.
+  std::string arg_name(const ir::Graph &g, int arg) const {
+    for (NodeId id : g.args())
+      if (g.node(id).arg_index == arg && !g.node(id).name.empty())
+        return "'" + g.node(id).name + "'";
+    return "argument " + std::to_string(arg + 1);
+  }
+
+  std::string params() const {
+    std::string s;
+    for (auto [i, k] : llvm::enumerate(spec.args))
+    {
+      std::string t = cxx_param_type(k);
+      s += (i ? ", " : "") + t + (t.back() == '&' ? "a" : " a") +
+           std::to_string(i);
+    }
+    for (size_t j = 0; j < spec.graph.outputs.size(); ++j)
+      s += ", kiln::Tensor *out" + std::to_string(j);
+    return s;
+  }
+  std::string call_args() const {
+    std::string s;
+    for (size_t i = 0; i < spec.args.size(); ++i)
+      s += (i ? ", a" : "a") + std::to_string(i);
+    for (size_t j = 0; j < spec.graph.outputs.size(); ++j)
+      s += ", out" + std::to_string(j);
+    return s;
+  }
+
+  static std::string arg_var(const ir::Graph &g, NodeId id) {
+    return "a" + std::to_string(g.node(id).arg_index);
+  }
+  static std::string tensor_var(const ir::Graph &g, NodeId id) {
+    return g.node(id).op == Op::Input ? arg_var(g, id) : "t" + std::to_string(id);
+  }
+
+  void kernel_refs(const Variant &v) {
+    if (!opts.cuda)
+      return;
+    for (size_t ki = 0; ki < v.plan.kernels.size(); ++ki)
+      for (const char *path : {"vec", "s32", "s64"}) {
+        std::string name = kernel_name(spec.symbol, int(ki), v.dtype, path);
+        os << "static kiln::rt::KernelRef " << name << "_ref{&kiln_module, \""
+           << name << "\"};\n";
+      }
+  }
+
+  // `{&a0.sizes(), &a1.sizes()}` for a kernel's inputs.
+  std::string size_list(const ir::Graph &g, const sched::Kernel &k) const {
+    std::string s = "{";
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      s += (i ? ", &" : "&") + arg_var(g, in) + ".sizes()";
+    return s + "}";
+  }
+  // `{&t4, &a0, &a1}`: outputs then inputs, the operand order of OffsetCalc.
+  std::string operand_list(const ir::Graph &g, const sched::Kernel &k) const {
+    std::string s = "{";
+    bool first = true;
+    for (NodeId o : k.outputs)
+      s += (std::exchange(first, false) ? "&" : ", &") + tensor_var(g, o);
+    for (NodeId i : k.inputs)
+      s += (std::exchange(first, false) ? "&" : ", &") + tensor_var(g, i);
+    return s + "}";
+  }
+
+  void launch_kernel(const Variant &v, int ki, const sched::Kernel &k) {
+    const ir::Graph &g = v.graph;
+    size_t nops = k.outputs.size() + k.inputs.size();
+    int vec = vector_width(g, k);
+    std::string shape = "shape" + std::to_string(ki);
+    auto name = [&](const char *path) {
+      return kernel_name(spec.symbol, ki, v.dtype, path);
+    };
+
+    os << "  // kernel " << ki << ": " << k.nodes.size() << " ops fused";
+    for (NodeId o : k.outputs) {
+      const ir::Node &n = g.node(o);
+      if (n.loc.valid())
+        os << "; writes " << (n.name.empty() ? "%" + std::to_string(o) : n.name)
+           << " (line " << n.loc.line << ")";
+    }
+    os << "\n";
+    for (NodeId o : k.outputs)
+      os << "  kiln::Tensor " << tensor_var(g, o) << " = kiln::empty(" << shape
+         << ", kiln::DType::" << dtype_name(g.node(o).type.dtype) << ", dev);\n";
+    os << "  if (const int64_t n = " << tensor_var(g, k.outputs[0])
+       << ".numel(); n > 0) {\n";
+    os << "    const bool dense = true";
+    for (NodeId in : k.inputs)
+      os << " && kiln_dense(" << arg_var(g, in) << ", n)";
+    os << ";\n";
+
+    // Pointers and scalars, as lvalues of the kernels' parameter types.
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      os << "    const " << storage_type(g.node(in).type.dtype) << " *in" << i
+         << " = " << arg_var(g, in) << ".data<const "
+         << storage_type(g.node(in).type.dtype) << ">();\n";
+    for (auto [j, o] : llvm::enumerate(k.outputs))
+      os << "    " << storage_type(g.node(o).type.dtype) << " *out" << j << "_ = "
+         << tensor_var(g, o) << ".data<" << storage_type(g.node(o).type.dtype)
+         << ">();\n";
+    for (auto [i, sc] : llvm::enumerate(k.scalars))
+      os << "    " << storage_type(g.node(sc).type.dtype) << " s" << i << " = "
+         << arg_var(g, sc) << ";\n";
+    std::string ptr_args;
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      ptr_args += ", &in" + std::to_string(i);
+    for (size_t j = 0; j < k.outputs.size(); ++j)
+      ptr_args += ", &out" + std::to_string(j) + "_";
+    for (size_t i = 0; i < k.scalars.size(); ++i)
+      ptr_args += ", &s" + std::to_string(i);
+
+    if (opts.cuda) {
+      os << "    if (dev.is_cuda()) {\n";
+      os << "      int64_t n_ = n;\n";
+      os << "      if (dense";
+      for (auto [i, in] : llvm::enumerate(k.inputs))
+        os << " && kiln_aligned(in" << i << ", "
+           << vec * element_size(g.node(in).type.dtype) << ")";
+      for (auto [j, o] : llvm::enumerate(k.outputs))
+        os << " && kiln_aligned(out" << j << "_, "
+           << vec * element_size(g.node(o).type.dtype) << ")";
+      os << ") {\n";
+      os << "        void *args[] = {&n_" << ptr_args << "};\n";
+      os << "        kiln::rt::launch(" << name("vec") << "_ref, dev, {kiln_blocks((n + "
+         << vec - 1 << ") / " << vec << ", dev)}, {256}, args);\n";
+      os << "      } else {\n";
+      os << "        kiln::OffsetCalc<" << nops << "> calc;\n";
+      os << "        kiln::rt::make_offset_calc(" << shape << ", "
+         << operand_list(g, k) << ", calc);\n";
+      os << "        void *args[] = {&n_, &calc" << ptr_args << "};\n";
+      os << "        kiln::rt::launch(kiln_fits_u32(calc, n) ? " << name("s32")
+         << "_ref : " << name("s64") << "_ref, dev, {kiln_blocks(n, dev)}, "
+         << "{256}, args);\n";
+      os << "      }\n";
+      os << "    } else {\n";
+    } else {
+      os << "    {\n";
+    }
+    os << "      " << kernel_name(spec.symbol, ki, v.dtype, "ctx") << " c{";
+    bool first = true;
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      os << (std::exchange(first, false) ? "" : ", ") << "in" << i;
+    for (size_t j = 0; j < k.outputs.size(); ++j)
+      os << (std::exchange(first, false) ? "" : ", ") << "out" << j << "_";
+    for (size_t i = 0; i < k.scalars.size(); ++i)
+      os << (std::exchange(first, false) ? "" : ", ") << "s" << i;
+    os << "};\n";
+    os << "      if (dense) {\n";
+    os << "        kiln::rt::cpu_launch(\"" << name("contig") << "\", n, 32768, &"
+       << name("contig") << ", &c);\n";
+    os << "      } else {\n";
+    os << "        kiln::rt::make_offset_calc(" << shape << ", "
+       << operand_list(g, k) << ", c.calc);\n";
+    os << "        const int64_t inner = c.calc.rank ? "
+          "c.calc.sizes[c.calc.rank - 1] : 1;\n";
+    os << "        kiln::rt::cpu_launch(\"" << name("strided")
+       << "\", n / inner, std::max<int64_t>(1, 32768 / inner), &"
+       << name("strided") << ", &c);\n";
+    os << "      }\n";
+    os << "    }\n";
+    os << "  }\n";
+  }
+
+  void variant_function(const Variant &v, NodeId dispatch) {
+    const ir::Graph &g = v.graph;
+    kernel_refs(v);
+    os << "static bool " << spec.symbol << "_" << dtype_name(v.dtype) << "("
+       << params() << ") {\n";
+    os << "  constexpr const char *kFn = \"" << llvm::StringRef(spec.user_name)
+       << "\";\n";
+    os << "  const kiln::Device dev = a" << g.node(dispatch).arg_index
+       << ".device();\n";
+    // Dtype guards (the dispatch argument's dtype chose this variant).
+    for (NodeId id : g.args()) {
+      const ir::Node &n = g.node(id);
+      if (n.op != Op::Input || id == dispatch)
+        continue;
+      os << "  if (" << arg_var(g, id) << ".dtype() != kiln::DType::"
+         << dtype_name(n.type.dtype) << ")\n"
+         << "    return kiln::rt::guard_failed(kFn, \"" << arg_name(g, n.arg_index)
+         << " is not " << dtype_name(n.type.dtype);
+      if (n.type.dtype == v.dtype)
+        os << " like " << arg_name(g, g.node(dispatch).arg_index);
+      os << "\");\n";
+    }
+    // Every kernel's iteration space, before anything runs.
+    for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
+      os << "  kiln::Dims shape" << ki << ";\n";
+      os << "  if (!kiln::rt::broadcast_shapes(" << size_list(g, k) << ", shape"
+         << ki << "))\n";
+      std::string names;
+      for (auto [i, in] : llvm::enumerate(k.inputs))
+        names += (i ? ", " : "") + arg_name(g, g.node(in).arg_index);
+      os << "    return kiln::rt::guard_failed(kFn, \"the shapes of " << names
+         << " do not broadcast\");\n";
+    }
+    if (!opts.cuda)
+      os << "  if (dev.is_cuda())\n"
+         << "    return kiln::rt::guard_failed(kFn, kiln_no_cuda_reason);\n";
+    else
+      os << "  if (dev.is_cuda() && !kiln_have_cuda)\n"
+         << "    return kiln::rt::guard_failed(kFn, kiln_no_cuda_reason);\n";
+    for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
+      launch_kernel(v, int(ki), k);
+    for (auto [j, o] : llvm::enumerate(g.outputs))
+      os << "  *out" << j << " = " << tensor_var(g, o) << ";\n";
+    os << "  kiln::rt::count_compiled();\n  return true;\n}\n\n";
+  }
+};
+
+// The argument whose dtype picks the variant: the first tensor argument
+// that has the variant's dtype (a `where` condition is b8 in every variant).
+NodeId dispatch_arg(const Variant &v) {
+  for (NodeId id : v.graph.args())
+    if (v.graph.node(id).op == Op::Input &&
+        v.graph.node(id).type.dtype == v.dtype)
+      return id;
+  for (NodeId id : v.graph.args())
+    if (v.graph.node(id).op == Op::Input)
+      return id;
+  return -1;
+}
+
+} // namespace
+
+std::string emit_host_function(const FunctionSpec &spec,
+                               const std::vector<Variant> &variants,
+                               const Options &opts) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  Emitter e{spec, opts, os};
+  const Variant &first = variants.front();
+  NodeId dispatch = dispatch_arg(first);
+
+  os << "// ---- fast path of '" << spec.user_name << "'";
+  if (spec.loc.valid())
+    os << " (" << llvm::sys::path::filename(spec.loc.file) << ":"
+       << spec.loc.line << ")";
+  os << " ----\n\n";
+  for (const Variant &v : variants) {
+    std::string loops;
+    emit_cpu_loops(v.graph, v.plan, spec.symbol, v.dtype, loops);
+    os << loops;
+    e.variant_function(v, dispatch_arg(v));
+  }
+
+  os << "bool " << spec.symbol << "(" << e.params() << ") __asm__(\""
+     << spec.symbol << "\");\n";
+  os << "bool " << spec.symbol << "(" << e.params() << ") {\n";
+  os << "  constexpr const char *kFn = \"" << spec.user_name << "\";\n";
+  os << "  if (!kiln::compiled_enabled())\n"
+     << "    return kiln::rt::disabled_fallback();\n";
+  // Every tensor argument defined, all on one device.
+  std::vector<NodeId> tensors;
+  for (NodeId id : first.graph.args())
+    if (first.graph.node(id).op == Op::Input)
+      tensors.push_back(id);
+  for (NodeId id : tensors)
+    os << "  if (!" << Emitter::arg_var(first.graph, id) << ".defined())\n"
+       << "    return kiln::rt::guard_failed(kFn, \""
+       << e.arg_name(first.graph, first.graph.node(id).arg_index)
+       << " is an undefined tensor\");\n";
+  for (NodeId id : tensors)
+    if (id != dispatch)
+      os << "  if (" << Emitter::arg_var(first.graph, id) << ".device() != "
+         << Emitter::arg_var(first.graph, dispatch) << ".device())\n"
+         << "    return kiln::rt::guard_failed(kFn, \""
+         << e.arg_name(first.graph, first.graph.node(id).arg_index) << " and "
+         << e.arg_name(first.graph, first.graph.node(dispatch).arg_index)
+         << " are on different devices\");\n";
+  os << "  switch (" << Emitter::arg_var(first.graph, dispatch) << ".dtype()) {\n";
+  std::string compiled;
+  for (const Variant &v : variants) {
+    os << "  case kiln::DType::" << dtype_name(v.dtype) << ":\n"
+       << "    return " << spec.symbol << "_" << dtype_name(v.dtype) << "("
+       << e.call_args() << ");\n";
+    compiled += (compiled.empty() ? "" : ", ") + std::string(dtype_name(v.dtype));
+  }
+  os << "  default:\n"
+     << "    return kiln::rt::guard_failed(kFn, \""
+     << e.arg_name(first.graph, first.graph.node(dispatch).arg_index)
+     << " has a dtype this function was not compiled for (compiled for "
+     << compiled << ")\");\n";
+  os << "  }\n}\n\n";
+  return s;
+}
+
+} // namespace kiln::codegen

@@ -3,10 +3,17 @@
 //   kiln-opt [--passes=a,b,(c,d) | --pipeline] [--unsafe-math]
 //            [--print-after-all] [--emit=kir|dot [--dot-kernels]] [-o out]
 //            file.kir|-
+//   kiln-opt --emit=plan|cuda|host [--dtypes=f32,...] [--no-cuda] file.kir
+//
+// --emit=plan|cuda|host runs the code generator on each graph as the plugin
+// does on a captured function (every dtype specialisation, the default
+// pipeline, the scheduler) and prints the kernel plan, the CUDA kernels or
+// the host code.
 //
 // The input is type-checked after parsing (node types may be omitted; a
 // written type must be the inferred one). Errors are clang-style
 // "file:line:col: error: ..." diagnostics and exit status 1.
+#include <kiln/passes/codegen.h>
 #include <kiln/passes/dot.h>
 #include <kiln/passes/passes.h>
 #include <kiln/passes/schedule.h>
@@ -43,11 +50,22 @@ cl::opt<bool> pipeline("pipeline", cl::desc("Run the default pipeline"),
 cl::opt<bool> unsafe_math("unsafe-math",
                           cl::desc("Allow value-changing rewrites"),
                           cl::cat(category));
-enum class Emit { Kir, Dot };
-cl::opt<Emit> emit("emit", cl::desc("Output format"), cl::init(Emit::Kir),
-                   cl::values(clEnumValN(Emit::Kir, "kir", "KIR text"),
-                              clEnumValN(Emit::Dot, "dot", "Graphviz")),
-                   cl::cat(category));
+enum class Emit { Kir, Dot, Plan, Cuda, Host };
+cl::opt<Emit> emit(
+    "emit", cl::desc("Output format"), cl::init(Emit::Kir),
+    cl::values(clEnumValN(Emit::Kir, "kir", "KIR text"),
+               clEnumValN(Emit::Dot, "dot", "Graphviz"),
+               clEnumValN(Emit::Plan, "plan", "kernel plan and remarks"),
+               clEnumValN(Emit::Cuda, "cuda", "generated CUDA kernels"),
+               clEnumValN(Emit::Host, "host", "generated host code")),
+    cl::cat(category));
+cl::list<std::string> dtypes("dtypes", cl::CommaSeparated,
+                             cl::desc("With --emit=plan|cuda|host: dtypes to "
+                                      "specialise for (default all floats)"),
+                             cl::cat(category));
+cl::opt<bool> no_cuda("no-cuda",
+                      cl::desc("With --emit=plan|host: no CUDA kernels"),
+                      cl::cat(category));
 cl::opt<bool> dot_kernels("dot-kernels",
                           cl::desc("With --emit=dot, draw the kernels the "
                                    "scheduler makes as clusters"),
@@ -116,6 +134,62 @@ llvm::Expected<ir::Graph> type_check(const ir::ParsedGraph &pg) {
   return g;
 }
 
+// Runs the code generator on each graph as on a captured function.
+int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
+             llvm::raw_ostream &os) {
+  codegen::Options opts;
+  opts.unsafe_math = unsafe_math;
+  opts.cuda = !no_cuda;
+  if (!dtypes.empty()) {
+    opts.dtypes.clear();
+    for (const std::string &d : dtypes) {
+      bool found = false;
+      for (DType c : {DType::f32, DType::f16, DType::bf16, DType::f64})
+        if (d == dtype_name(c)) {
+          opts.dtypes.push_back(c);
+          found = true;
+        }
+      if (!found)
+        return fail("--dtypes: '" + d + "' is not one of f32, f16, bf16, f64");
+    }
+  }
+  std::vector<codegen::FunctionCode> fns;
+  for (const ir::Graph &g : graphs) {
+    codegen::FunctionSpec spec;
+    spec.graph = g;
+    for (ir::NodeId a : g.args()) {
+      const ir::Node &n = g.node(a);
+      spec.args.push_back(n.op == ir::Op::Input      ? codegen::ArgKind::Tensor
+                          : n.type.dtype == DType::i64 ? codegen::ArgKind::Int64
+                          : n.type.dtype == DType::b8  ? codegen::ArgKind::Bool
+                                                       : codegen::ArgKind::Double);
+    }
+    spec.user_name = g.name;
+    spec.symbol = "__kiln_" + g.name;
+    codegen::FunctionCode fc = codegen::compile_function(spec, opts);
+    if (!fc.error.empty()) {
+      ir::Loc l = fc.error_loc;
+      llvm::errs() << (l.valid() ? ir::format_diagnostic(l.file, "", l.line,
+                                                         l.col, fc.error)
+                                 : display_name() + ": error: " + fc.error +
+                                       "\n");
+      return 1;
+    }
+    if (emit == Emit::Plan) {
+      os << fc.plan;
+      for (const codegen::Remark &r : fc.remarks)
+        os << "remark: " << r.message << "\n";
+    }
+    fns.push_back(std::move(fc));
+  }
+  if (emit == Emit::Cuda)
+    os << codegen::cuda_translation_unit(fns);
+  else if (emit == Emit::Host)
+    os << codegen::host_translation_unit(fns, {}, display_name(),
+                                         "kiln-opt emits no fatbin");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -173,7 +247,10 @@ int main(int argc, char **argv) {
   llvm::ToolOutputFile out(output_file, ec, llvm::sys::fs::OF_Text);
   if (ec)
     return fail("cannot write '" + output_file + "': " + ec.message());
-  if (emit == Emit::Dot)
+  if (emit == Emit::Plan || emit == Emit::Cuda || emit == Emit::Host) {
+    if (int rc = generate(results, kir, out.os()))
+      return rc;
+  } else if (emit == Emit::Dot)
     for (const ir::Graph &g : results)
       out.os() << ir::to_dot(g, dot_kernels ? sched::schedule(g).kernel_of_node
                                             : std::vector<int>{});

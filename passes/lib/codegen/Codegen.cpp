@@ -82,11 +82,23 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   for (DType dt : opts.dtypes) {
     auto g = specialise(spec.graph, dt, opts, fc.pass_dumps);
     if (!g) {
-      std::string msg = llvm::toString(g.takeError());
-      fc.remarks.push_back({spec.loc, std::string("no ") + dtype_name(dt) +
-                                          " variant: " + msg});
-      if (first_error.empty())
+      // A pass error knows the node it failed on; report it there.
+      std::string msg;
+      ir::Loc at = spec.loc;
+      llvm::handleAllErrors(
+          g.takeError(),
+          [&](const passes::PassError &e) {
+            msg = e.message;
+            if (e.loc.valid())
+              at = e.loc;
+          },
+          [&](const llvm::ErrorInfoBase &e) { msg = e.message(); });
+      fc.remarks.push_back(
+          {at, std::string("no ") + dtype_name(dt) + " variant: " + msg});
+      if (first_error.empty()) {
         first_error = msg;
+        first_error_loc = at;
+      }
       continue;
     }
     ir::Loc where = spec.loc;

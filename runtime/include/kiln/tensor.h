@@ -15,6 +15,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
@@ -131,6 +132,28 @@ public:
   Tensor &operator-=(double s);
   Tensor &operator*=(double s);
   Tensor &operator/=(double s);
+  // An integer number is a weak integer scalar: x_i32 += 1 stays i32 (a
+  // double would make the result f32, which cannot be stored into x).
+  template <class S>
+    requires(std::is_integral_v<S> && !std::is_same_v<S, bool>)
+  Tensor &operator+=(S s) {
+    return inplace_int(0, int64_t(s));
+  }
+  template <class S>
+    requires(std::is_integral_v<S> && !std::is_same_v<S, bool>)
+  Tensor &operator-=(S s) {
+    return inplace_int(1, int64_t(s));
+  }
+  template <class S>
+    requires(std::is_integral_v<S> && !std::is_same_v<S, bool>)
+  Tensor &operator*=(S s) {
+    return inplace_int(2, int64_t(s));
+  }
+  template <class S>
+    requires(std::is_integral_v<S> && !std::is_same_v<S, bool>)
+  Tensor &operator/=(S s) {
+    return inplace_int(3, int64_t(s));
+  }
 
   std::string str() const; // "Tensor(f32[2, 3], cuda:0)"
 
@@ -139,6 +162,7 @@ public:
                      DType dt);
 
 private:
+  Tensor &inplace_int(int op, int64_t s); // 0 +=, 1 -=, 2 *=, 3 /=
   void recompute(); // numel_, contiguous_ from sizes_ and strides_
   Storage *storage_ = nullptr;
   int64_t offset_ = 0; // in elements

@@ -1,0 +1,134 @@
+// Eager CUDA kernels: converting copies and fills, and the dispatch of the
+// element-wise ops (instantiated in pointwise_*.cu).
+#include "cuda_backend.h"
+#include "pointwise_kernels.cuh"
+
+namespace kiln::detail {
+
+// --- element-wise ops ---
+
+static const CudaPwTable &cuda_pw_table() {
+  static const CudaPwTable *table = [] {
+    auto *t = new CudaPwTable;
+    fill_cuda_pointwise<0>(*t);
+    fill_cuda_pointwise<1>(*t);
+    fill_cuda_pointwise<2>(*t);
+    fill_cuda_pointwise<3>(*t);
+    return t;
+  }();
+  return *table;
+}
+static_assert(kPwGroups == 4, "cuda_pw_table fills four groups");
+
+void cuda_pointwise(const PwLaunch &l) {
+  CudaPwFn fn = cuda_pw_table().fn[int(l.op)][int(l.in)][int(l.common)];
+  if (!fn)
+    fail("kiln::%s: no CUDA kernel for %s operands computed as %s",
+         op_name(l.op), dtype_name(l.in), dtype_name(l.common));
+  fn(l);
+}
+
+// --- converting copies ---
+
+template <class S, class D>
+__global__ void __launch_bounds__(kThreads)
+    copy_vec_kernel(int64_t n, CopyArgs a) {
+  constexpr int V = vec_width<S, D>();
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t nv = n / V;
+  for (int64_t v = tid; v < nv; v += stride) {
+    Vec<S, V> r = static_cast<const Vec<S, V> *>(a.in)[v];
+    Vec<D, V> o;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      o.v[j] = convert<D>(r.v[j]);
+    static_cast<Vec<D, V> *>(a.out)[v] = o;
+  }
+  for (int64_t i = nv * V + tid; i < n; i += stride)
+    static_cast<D *>(a.out)[i] = convert<D>(static_cast<const S *>(a.in)[i]);
+}
+
+template <class S, class D, class Index>
+__global__ void __launch_bounds__(kThreads)
+    copy_strided_kernel(Index n, CopyArgs a, OffsetCalc<2> calc) {
+  const Index stride = Index(gridDim.x) * Index(blockDim.x);
+  for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
+       i < n; i += stride) {
+    Index off[2];
+    calc.get(i, off);
+    static_cast<D *>(a.out)[off[0]] =
+        convert<D>(static_cast<const S *>(a.in)[off[1]]);
+  }
+}
+
+template <class S, class D> void launch_copy(const CopyLaunch &l) {
+  constexpr int V = vec_width<S, D>();
+  const char *name = std::is_same_v<S, D> ? "copy" : "cast";
+  set_device(l.device, "kiln::Tensor::copy_");
+  dim3 block(kThreads);
+  if (l.contiguous && is_aligned(l.args.out, sizeof(D) * V) &&
+      is_aligned(l.args.in, sizeof(S) * V)) {
+    dim3 grid(unsigned(grid_for((l.n + V - 1) / V, kThreads, l.device)));
+    copy_vec_kernel<S, D><<<grid, block>>>(l.n, l.args);
+    after_launch(name, "contiguous", dtype_of<D>(), l.n, grid, block,
+                 l.device);
+    return;
+  }
+  dim3 grid(unsigned(grid_for(l.n, kThreads, l.device)));
+  bool narrow = fits_32bit(l.calc, l.n, int64_t(grid.x) * kThreads);
+  if (narrow)
+    copy_strided_kernel<S, D, int32_t>
+        <<<grid, block>>>(int32_t(l.n), l.args, l.calc);
+  else
+    copy_strided_kernel<S, D, int64_t><<<grid, block>>>(l.n, l.args, l.calc);
+  after_launch(name, narrow ? "strided32" : "strided64", dtype_of<D>(), l.n,
+               grid, block, l.device);
+}
+
+void cuda_copy(const CopyLaunch &l) {
+  using CopyFn = void (*)(const CopyLaunch &);
+  static const auto *table = [] {
+    auto *t = new CopyFn[kNumDTypes][kNumDTypes];
+    for_each_ctype([&]<class S>() {
+      for_each_ctype([&]<class D>() {
+        t[int(dtype_of<S>())][int(dtype_of<D>())] = &launch_copy<S, D>;
+      });
+    });
+    return t;
+  }();
+  table[int(l.src)][int(l.dst)](l);
+}
+
+// --- fills ---
+
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    fill_kernel(int64_t n, T *out, T value) {
+  constexpr int V = int(16 / sizeof(T));
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t nv = n / V;
+  Vec<T, V> o;
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    o.v[j] = value;
+  for (int64_t v = tid; v < nv; v += stride)
+    reinterpret_cast<Vec<T, V> *>(out)[v] = o;
+  for (int64_t i = nv * V + tid; i < n; i += stride)
+    out[i] = value;
+}
+
+void cuda_fill(void *out, DType dtype, double value, int64_t n, int device) {
+  set_device(device, "kiln::full");
+  // Allocations are at least 512-byte aligned: vector stores are safe.
+  dispatch_dtype(dtype, [&]<class T>() {
+    constexpr int V = int(16 / sizeof(T));
+    dim3 block(kThreads);
+    dim3 grid(unsigned(grid_for((n + V - 1) / V, kThreads, device)));
+    fill_kernel<T><<<grid, block>>>(n, static_cast<T *>(out), convert<T>(value));
+    after_launch("fill", "contiguous", dtype, n, grid, block, device);
+  });
+}
+
+} // namespace kiln::detail

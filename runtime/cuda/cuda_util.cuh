@@ -1,0 +1,36 @@
+// cuda_util.cuh - CUDA error handling, device selection and launch
+// accounting shared by the runtime's CUDA sources.
+#pragma once
+
+#include "detail.h"
+
+#include <cuda_runtime.h>
+
+namespace kiln::detail {
+
+// Throws kiln::Error("<fn>: <what> failed: <CUDA's message>"), clearing
+// CUDA's last-error state first.
+[[noreturn]] void cuda_fail(cudaError_t e, const char *fn, const char *what);
+inline void cuda_check(cudaError_t e, const char *fn, const char *what) {
+  if (e != cudaSuccess)
+    cuda_fail(e, fn, what);
+}
+
+// Makes `device` the calling thread's current device (no call if it is).
+inline void set_device(int device, const char *fn) {
+  int cur = -1;
+  if (cudaGetDevice(&cur) != cudaSuccess || cur != device)
+    cuda_check(cudaSetDevice(device), fn, "cudaSetDevice");
+}
+
+// After an eager kernel launch: throws "kiln::<what>: CUDA kernel launch
+// failed: ..." on an error, counts one launch, logs it (KILN_LOGS=kernels).
+// `path` names the kernel variant (contiguous, strided32, strided64).
+void after_launch(const char *what, const char *path, DType dt, int64_t n,
+                  dim3 grid, dim3 block, int device);
+
+// Blocks for a grid-stride kernel over `work` items of `threads` threads:
+// enough to fill the device, no more.
+int64_t grid_for(int64_t work, int threads, int device);
+
+} // namespace kiln::detail

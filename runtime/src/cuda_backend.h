@@ -1,0 +1,36 @@
+// cuda_backend.h - what the host runtime asks of CUDA. Implemented in
+// runtime/cuda/*.cu, or by src/no_cuda/cuda_absent.cpp in a CPU-only build
+// (where every request throws kiln::Error("... no CUDA GPU ...")).
+#pragma once
+
+#include "kernel_types.h"
+
+#include <kiln/tensor.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln::detail {
+
+// Number of usable CUDA devices; 0 when there is no driver or no GPU.
+int cuda_device_count_cached();
+// Throws kiln::Error("<fn>: no CUDA GPU ...") unless `d` is a usable GPU.
+void check_cuda_device(Device d, const char *fn);
+
+// Caching allocator (stream-ordered on the device's one stream).
+void *cuda_alloc(size_t nbytes, int device, const char *fn);
+void cuda_free(void *p, size_t nbytes, int device);
+
+// Copies nbytes between any two devices (at least one is CUDA).
+void cuda_memcpy(void *dst, Device dst_dev, const void *src, Device src_dev,
+                 size_t nbytes);
+void cuda_synchronize(int device);
+
+// One element-wise op / converting copy on device `l.device`: one launch.
+void cuda_pointwise(const PwLaunch &l);
+void cuda_copy(const CopyLaunch &l);
+
+// Fills n contiguous elements of `dtype` at out with `value` (converted).
+void cuda_fill(void *out, DType dtype, double value, int64_t n, int device);
+
+} // namespace kiln::detail

@@ -1,0 +1,62 @@
+// The CUDA side of a CPU-only libkiln_rt (built without nvcc): there is no
+// GPU to use, and every request for one says so.
+#include "../cuda_backend.h"
+#include "../detail.h"
+
+#include <kiln/rt.h>
+
+namespace kiln::detail {
+
+static const char *const kWhy =
+    "no CUDA GPU support: libkiln_rt was built without CUDA";
+
+int cuda_device_count_cached() { return 0; }
+
+void check_cuda_device(Device d, const char *fn) {
+  fail("%s: %s (%s requested)", fn, kWhy, d.str().c_str());
+}
+
+void *cuda_alloc(size_t, int device, const char *fn) {
+  fail("%s: %s (cuda:%d requested)", fn, kWhy, device);
+}
+
+// Nothing was ever allocated on a GPU.
+void cuda_free(void *, size_t, int) {}
+
+void cuda_memcpy(void *, Device dst_dev, const void *, Device src_dev,
+                 size_t) {
+  fail("kiln::Tensor::to: %s (copy from %s to %s)", kWhy,
+       src_dev.str().c_str(), dst_dev.str().c_str());
+}
+
+void cuda_synchronize(int device) {
+  fail("kiln::synchronize: %s (cuda:%d requested)", kWhy, device);
+}
+
+void cuda_pointwise(const PwLaunch &l) {
+  fail("kiln::%s: %s", op_name(l.op), kWhy);
+}
+
+void cuda_copy(const CopyLaunch &) { fail("kiln::Tensor::copy_: %s", kWhy); }
+
+void cuda_fill(void *, DType, double, int64_t, int device) {
+  fail("kiln::full: %s (cuda:%d requested)", kWhy, device);
+}
+
+} // namespace kiln::detail
+
+namespace kiln::rt {
+
+void launch(KernelRef &k, Device dev, Dim3, Dim3, void **, unsigned) {
+  detail::fail("kiln::rt::launch: cannot launch kernel %s of %s on %s: %s",
+               k.name,
+               k.module ? k.module->label : "?", dev.str().c_str(),
+               detail::kWhy);
+}
+
+int multiprocessor_count(Device dev) {
+  detail::fail("kiln::rt::multiprocessor_count: %s (%s requested)",
+               detail::kWhy, dev.str().c_str());
+}
+
+} // namespace kiln::rt

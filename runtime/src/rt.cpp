@@ -1,0 +1,154 @@
+// The host half of kiln/rt.h: CPU launches, guards, broadcasting and offset
+// calculators. (rt::launch and multiprocessor_count live with the CUDA
+// code: cuda/launch.cu, or no_cuda/cuda_absent.cpp.)
+#include "detail.h"
+
+#include <kiln/rt.h>
+
+#include <omp.h>
+
+#include <algorithm>
+
+namespace kiln::rt {
+
+void cpu_launch(const char *name, int64_t n, int64_t grain,
+                void (*body)(int64_t begin, int64_t end, void *ctx),
+                void *ctx) {
+  bump(kLaunches);
+  if (log_enabled(kLogKernels))
+    log(kLogKernels, "cpu %s n=%lld", name, (long long)n);
+  if (n <= 0)
+    return;
+  grain = std::max<int64_t>(grain, 1);
+  int64_t chunks = std::min<int64_t>(n / grain, omp_get_max_threads());
+  if (chunks <= 1 || omp_in_parallel()) {
+    body(0, n, ctx);
+    return;
+  }
+  // Even chunks: each holds at least n / chunks >= grain elements.
+#pragma omp parallel for num_threads(int(chunks)) schedule(static, 1)
+  for (int64_t c = 0; c < chunks; ++c)
+    body(c * n / chunks, (c + 1) * n / chunks, ctx);
+}
+
+bool guard_failed(const char *function, const char *reason) {
+  bump(kGuardFailures);
+  bump(kFallback);
+  if (log_enabled(kLogGuards))
+    log(kLogGuards, "%s: guard failed: %s", function, reason);
+  return false;
+}
+
+bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out) {
+  int rank = 0;
+  for (const Dims *s : shapes)
+    rank = std::max(rank, s->rank());
+  Dims r;
+  r.resize(rank, 1);
+  for (const Dims *s : shapes) {
+    int lead = rank - s->rank();
+    for (int i = 0; i < s->rank(); ++i) {
+      int64_t v = (*s)[i], &o = r[lead + i];
+      if (v == 1 || v == o)
+        continue;
+      if (o != 1)
+        return false;
+      o = v;
+    }
+  }
+  out = r;
+  return true;
+}
+
+template <int N>
+void make_offset_calc(const Dims &out_sizes,
+                      std::initializer_list<const Tensor *> operands,
+                      OffsetCalc<N> &calc) {
+  if (int(operands.size()) != N)
+    detail::fail("kiln::rt::make_offset_calc: %d operands given for an "
+                 "OffsetCalc<%d>",
+                 int(operands.size()), N);
+  calc.rank = detail::fill_offset_calc(out_sizes, operands.begin(), N,
+                                       calc.sizes, &calc.strides[0][0]);
+}
+
+#define KILN_INSTANTIATE(N)                                                    \
+  template void make_offset_calc<N>(const Dims &,                              \
+                                    std::initializer_list<const Tensor *>,     \
+                                    OffsetCalc<N> &);
+KILN_INSTANTIATE(1)
+KILN_INSTANTIATE(2)
+KILN_INSTANTIATE(3)
+KILN_INSTANTIATE(4)
+KILN_INSTANTIATE(5)
+KILN_INSTANTIATE(6)
+KILN_INSTANTIATE(7)
+KILN_INSTANTIATE(8)
+KILN_INSTANTIATE(9)
+KILN_INSTANTIATE(10)
+KILN_INSTANTIATE(11)
+KILN_INSTANTIATE(12)
+KILN_INSTANTIATE(13)
+KILN_INSTANTIATE(14)
+KILN_INSTANTIATE(15)
+KILN_INSTANTIATE(16)
+#undef KILN_INSTANTIATE
+
+} // namespace kiln::rt
+
+namespace kiln::detail {
+
+int fill_offset_calc(const Dims &out_sizes, const Tensor *const *operands,
+                     int n, int64_t *sizes, int64_t *strides) {
+  int rank = out_sizes.rank();
+  // Operand strides aligned to the output's dims (broadcast dims: 0).
+  int64_t st[kMaxRank][16] = {};
+  if (n > 16)
+    fail("kiln::rt::make_offset_calc: %d operands, at most 16", n);
+  for (int i = 0; i < n; ++i) {
+    const Tensor *t = operands[i];
+    if (!t) // a scalar operand: never advances
+      continue;
+    if (!t->defined())
+      fail("kiln::rt::make_offset_calc: operand %d is undefined", i);
+    int lead = rank - t->dim();
+    if (lead < 0)
+      fail("kiln::rt::make_offset_calc: operand %d of shape %s does not "
+           "broadcast to %s",
+           i, t->sizes().str().c_str(), out_sizes.str().c_str());
+    for (int d = lead; d < rank; ++d) {
+      int64_t s = t->sizes()[d - lead];
+      if (s == out_sizes[d])
+        st[d][i] = t->strides()[d - lead];
+      else if (s != 1)
+        fail("kiln::rt::make_offset_calc: operand %d of shape %s does not "
+             "broadcast to %s",
+             i, t->sizes().str().c_str(), out_sizes.str().c_str());
+    }
+  }
+  // Drop size-1 dims; merge a dim into the one outside it when every
+  // operand steps over the inner dim exactly once per outer step.
+  int r = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (out_sizes[d] == 1)
+      continue;
+    if (r > 0) {
+      bool mergeable = true;
+      for (int i = 0; i < n && mergeable; ++i)
+        mergeable = strides[(r - 1) * n + i] == st[d][i] * out_sizes[d];
+      if (mergeable) {
+        sizes[r - 1] *= out_sizes[d];
+        for (int i = 0; i < n; ++i)
+          strides[(r - 1) * n + i] = st[d][i];
+        continue;
+      }
+    }
+    sizes[r] = out_sizes[d];
+    for (int i = 0; i < n; ++i)
+      strides[r * n + i] = st[d][i];
+    ++r;
+  }
+  return r;
+}
+
+} // namespace kiln::detail

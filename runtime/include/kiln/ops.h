@@ -118,6 +118,42 @@ Tensor clamp(const Tensor &x, Operand lo, Operand hi);
 // where(cond, a, b): cond is b8; a and b are tensors or numbers.
 Tensor where(const Tensor &cond, Operand a, Operand b);
 
+// Reductions (kiln/ops.def, KILN_REDUCTION / KILN_COMPOSITE). `dim` may be
+// negative; keepdim keeps the reduced dim as size 1. The whole-tensor form
+// op(x) reduces every dim to a 0-d tensor. f16/bf16 accumulate in f32.
+// Result dtypes as PyTorch: sum of integers/bools is i64; mean, var,
+// logsumexp, softmax, log_softmax and the norms need floating inputs;
+// argmax is i64 (NaN counts as the maximum; the first index wins ties).
+Tensor sum(const Tensor &x);
+Tensor sum(const Tensor &x, int64_t dim, bool keepdim = false);
+Tensor mean(const Tensor &x);
+Tensor mean(const Tensor &x, int64_t dim, bool keepdim = false);
+Tensor amax(const Tensor &x);
+Tensor amax(const Tensor &x, int64_t dim, bool keepdim = false);
+Tensor amin(const Tensor &x);
+Tensor amin(const Tensor &x, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor &x); // index into the flattened tensor
+Tensor argmax(const Tensor &x, int64_t dim, bool keepdim = false);
+Tensor logsumexp(const Tensor &x);
+Tensor logsumexp(const Tensor &x, int64_t dim, bool keepdim = false);
+// Variance with Bessel's correction by default (torch.var's `correction`).
+Tensor var(const Tensor &x);
+Tensor var(const Tensor &x, int64_t dim, bool keepdim = false,
+           int64_t correction = 1);
+
+// Row-wise ops along `dim` (softmax, log_softmax) or the last dim (norms).
+Tensor softmax(const Tensor &x, int64_t dim);
+Tensor log_softmax(const Tensor &x, int64_t dim);
+// (x - mean) / sqrt(var + eps) * weight + bias over the last dim (biased
+// variance, as torch.nn.functional.layer_norm with normalized_shape of the
+// last dim). weight and bias have the last dim's size; either may be an
+// undefined Tensor() for none.
+Tensor layer_norm(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                  double eps = 1e-5);
+// x / sqrt(mean(x^2) + eps) * weight over the last dim. eps < 0 means
+// torch's default, the dtype's machine epsilon.
+Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps = -1);
+
 // Numerics helpers.
 bool allclose(const Tensor &a, const Tensor &b, double rtol = 1e-5,
               double atol = 1e-8);

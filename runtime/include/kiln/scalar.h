@@ -192,6 +192,48 @@ template <class T> KILN_HD inline T gelu_tanh(T a) {
   return T(0.5) * a * (T(1) + tanh(inner));
 }
 
+// Extremes of a compute type: the identities of amax and amin.
+template <class A> KILN_HD constexpr A lowest() {
+  if constexpr (sizeof(A) == 1)
+    return false;
+  else if constexpr (A(0.5) != A(0))
+    return -A(INFINITY);
+  else
+    return sizeof(A) == 4 ? A(-2147483647 - 1) : A(-9223372036854775807LL - 1);
+}
+template <class A> KILN_HD constexpr A highest() {
+  if constexpr (sizeof(A) == 1)
+    return true;
+  else if constexpr (A(0.5) != A(0))
+    return A(INFINITY);
+  else
+    return sizeof(A) == 4 ? A(2147483647) : A(9223372036854775807LL);
+}
+
+// argmax's accumulator: the best value so far and its index (-1: none).
+template <class A> struct ArgAcc {
+  A value;
+  int64_t index;
+};
+// NaN beats everything (the first NaN wins); among equal values the
+// smaller index wins, so the result does not depend on combine order.
+template <class A>
+KILN_HD inline ArgAcc<A> argmax_combine(ArgAcc<A> a, ArgAcc<A> b) {
+  if (b.index < 0)
+    return a;
+  if (a.index < 0)
+    return b;
+  bool a_nan = a.value != a.value, b_nan = b.value != b.value;
+  if (a_nan || b_nan) {
+    if (a_nan && b_nan)
+      return a.index <= b.index ? a : b;
+    return a_nan ? a : b;
+  }
+  if (a.value != b.value)
+    return a.value > b.value ? a : b;
+  return a.index <= b.index ? a : b;
+}
+
 // The op table's formulas.
 #define KILN_OP_1(name, formula)                                               \
   template <class A> KILN_HD inline auto op_##name(A a) { return formula; }
@@ -206,6 +248,11 @@ template <class T> KILN_HD inline T gelu_tanh(T a) {
   }
 #define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
   KILN_OP_##arity(name, formula)
+#define KILN_REDUCTION(Name, name, rule, identity, combine)                    \
+  template <class A> KILN_HD inline auto init_##name() { return identity; }    \
+  template <class A> KILN_HD inline auto combine_##name(A a, A b) {            \
+    return combine;                                                            \
+  }
 #include <kiln/ops.def>
 #undef KILN_OP_1
 #undef KILN_OP_2

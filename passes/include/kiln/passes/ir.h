@@ -28,11 +28,35 @@ enum class Op : uint16_t {
   ScalarInput, // host scalar argument (double, int64_t or bool), a runtime value
   Constant,    // compile-time scalar constant `constant`
 #define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition) Name,
+#define KILN_REDUCTION(Name, name, rule, identity, combine) Name,
+#define KILN_COMPOSITE(Name, name, arity, decomposition) Name,
 #include <kiln/ops.def>
+  // An i64 weak scalar known at run time: the number of elements of
+  // operand 0 over `dims` (all dims when empty). Mean and var divide by it.
+  ReduceSize,
 };
 
-enum class OpKind : uint8_t { Argument, Constant, Pointwise };
-enum class TypeRule : uint8_t { None, SAME, FLOAT, COMPARE, WHERE };
+// Reduction: reduces operand 0 over `dims`. Composite: defined only by its
+// decomposition (decompose replaces it). Shape: a value computed from a
+// shape at run time (ReduceSize).
+enum class OpKind : uint8_t {
+  Argument,
+  Constant,
+  Pointwise,
+  Reduction,
+  Composite,
+  Shape
+};
+enum class TypeRule : uint8_t {
+  None,
+  SAME,
+  FLOAT,
+  COMPARE,
+  WHERE,
+  SUM,      // reduction: integers and bools accumulate to i64
+  INDEX,    // reduction: i64 index (argmax)
+  COMPOSITE // typed by its decomposition
+};
 
 struct OpInfo {
   const char *name;          // KIR mnemonic ("add", "sin", "input", ...)
@@ -44,6 +68,7 @@ struct OpInfo {
 const OpInfo &op_info(Op op);
 std::optional<Op> op_from_name(llvm::StringRef name);
 inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; }
+inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
 
 // One dimension of a symbolic shape: a known extent (>= 0) or a symbol s<N>.
 struct SymDim {
@@ -105,6 +130,10 @@ struct Node {
   Type type;
   double constant = 0; // Constant: its value (integers exact below 2^53)
   int arg_index = -1;  // Input / ScalarInput: position in the argument list
+  // Reductions, composites and ReduceSize: the dims reduced (negative count
+  // from the end; empty = all dims) and whether they stay as size 1.
+  llvm::SmallVector<int64_t, 2> dims;
+  bool keepdim = false;
   std::string name;    // the user's name for the value, "" if none
   Loc loc;
 };

@@ -252,8 +252,18 @@ int main(int argc, char **argv) {
       return rc;
   } else if (emit == Emit::Dot)
     for (const ir::Graph &g : results)
-      out.os() << ir::to_dot(g, dot_kernels ? sched::schedule(g).kernel_of_node
-                                            : std::vector<int>{});
+    {
+      std::vector<int> groups;
+      if (dot_kernels) {
+        llvm::Expected<sched::KernelPlan> plan = sched::schedule(g);
+        if (!plan) {
+          llvm::errs() << render(plan.takeError(), kir, nullptr);
+          return 1;
+        }
+        groups = plan->kernel_of_node;
+      }
+      out.os() << ir::to_dot(g, groups);
+    }
   else
     out.os() << ir::print(results);
   out.keep();

@@ -1,8 +1,9 @@
 // cse: merges nodes that compute the same thing (same op, operands,
-// constant bits and type). Arguments never merge: each is its own runtime
-// value.
+// constant bits, reduced dims, keepdim and type). Arguments never merge:
+// each is its own runtime value.
 #include <kiln/passes/passes.h>
 
+#include "ReduceDims.h"
 #include "RewriteUtil.h"
 
 #include <map>
@@ -28,17 +29,45 @@ struct Key {
   bool scalar;
   bool ranked;
   llvm::SmallVector<std::pair<int64_t, int>, 4> dims;
+  // Reductions, composites, reduce_size: the dims attribute and keepdim;
+  // reduce_size: the extents it counts.
+  llvm::SmallVector<int64_t, 4> reduced = {};
+  bool keepdim = false;
+  llvm::SmallVector<std::pair<int64_t, int>, 4> counted = {};
 
   bool operator<(const Key &o) const {
-    return std::tie(op, operands, constant_bits, dtype, scalar, ranked, dims) <
+    return std::tie(op, operands, constant_bits, dtype, scalar, ranked, dims,
+                    reduced, keepdim, counted) <
            std::tie(o.op, o.operands, o.constant_bits, o.dtype, o.scalar,
-                    o.ranked, o.dims);
+                    o.ranked, o.dims, o.reduced, o.keepdim, o.counted);
   }
 };
 
-Key key_of(const Node &n) {
+Key key_of(const Graph &g, const Node &n) {
   Key k{n.op,          n.operands,          0, n.type.dtype,
         n.type.scalar, n.type.shape.ranked, {}};
+  if (has_dims_attribute(n.op)) {
+    k.keepdim = n.keepdim;
+    // Over a ranked operand, [-1] and [1] (rank 2), [0, 1] and [1, 0], or
+    // [] and all dims name the same dims.
+    const Shape &x = g.node(n.operands[0]).type.shape;
+    ResolvedDims r;
+    if (x.ranked)
+      r = resolve_dims(n.dims, x.dims.size());
+    if (x.ranked && r.error.empty())
+      k.reduced = r.dims;
+    else
+      k.reduced.assign(n.dims.begin(), n.dims.end());
+    // reduce_size only reads extents: over [s0, s1] it is s1 whichever
+    // value has that shape, so its key is the extents it multiplies.
+    if (n.op == Op::ReduceSize && x.ranked && r.error.empty()) {
+      k.operands.clear();
+      k.reduced.clear();
+      for (int64_t d : r.dims)
+        k.counted.push_back({x.dims[d].value, x.dims[d].symbol});
+      llvm::sort(k.counted);
+    }
+  }
   if (n.op == Op::Constant)
     k.constant_bits = double_bits(n.constant);
   if (is_commutative(n.op) && k.operands[1] < k.operands[0])
@@ -63,7 +92,7 @@ Graph cse(const Graph &g, const PassOptions &) {
     Node mapped = n;
     for (NodeId &o : mapped.operands)
       o = map[o];
-    auto [it, inserted] = seen.try_emplace(key_of(mapped), -1);
+    auto [it, inserted] = seen.try_emplace(key_of(b.graph(), mapped), -1);
     if (inserted)
       it->second = b.add(std::move(mapped));
     map[id] = it->second;

@@ -2,9 +2,11 @@
 // a constant, computed by the runtime's own formula (kiln::scalar::op_<name>)
 // in the compute type the runtime would use, so a fold gives exactly what a
 // kernel would. A tensor-typed result is left alone: folding it would lose
-// its shape.
+// its shape. reduce_size folds to the element count when its operand's
+// shape is known.
 #include <kiln/passes/passes.h>
 
+#include "ReduceDims.h"
 #include "RewriteUtil.h"
 
 #include <type_traits>
@@ -75,7 +77,29 @@ std::optional<double> evaluate_in(DType compute, Op op,
   return std::nullopt;
 }
 
+// The number of elements reduce_size counts, when every dim it counts is
+// a known extent.
+std::optional<double> fold_reduce_size(const Graph &g, const Node &n) {
+  const Shape &x = g.node(n.operands[0]).type.shape;
+  if (!x.ranked)
+    return std::nullopt;
+  ResolvedDims r = resolve_dims(n.dims, x.dims.size());
+  if (!r.error.empty())
+    return std::nullopt;
+  double count = 1;
+  for (int64_t d : r.dims) {
+    if (x.dims[d].is_symbolic())
+      return std::nullopt;
+    count *= double(x.dims[d].value);
+    if (count > double(int64_t(1) << 53)) // constants are exact up to 2^53
+      return std::nullopt;
+  }
+  return count;
+}
+
 std::optional<double> fold(const Graph &g, const Node &n) {
+  if (n.op == Op::ReduceSize)
+    return fold_reduce_size(g, n);
   if (!is_pointwise(n.op) || !n.type.scalar)
     return std::nullopt;
   llvm::SmallVector<double, 3> values;

@@ -1,13 +1,16 @@
-// decompose: replaces composite ops (sigmoid, silu, gelu, ...) by the KIR
-// snippet of their kiln/ops.def entry, recursively.
+// decompose: replaces ops with a decomposition (sigmoid, silu, gelu, ...,
+// and the composites mean, softmax, layer_norm, ...) by the KIR snippet of
+// their kiln/ops.def entry, recursively. A composite's snippet has the
+// node's dims and keepdim in place of $dims and $keepdim.
 //
-// An expansion is used only when every op in it computes in the result's
-// dtype, as the eager formula does: sigmoid of an integer tensor computes in
-// f32, while its snippet would start with an integer `neg`. Such nodes stay
-// whole (their formula handles the conversion).
+// A pointwise op's expansion is used only when every op in it computes in
+// the result's dtype, as the eager formula does: sigmoid of an integer
+// tensor computes in f32, while its snippet would start with an integer
+// `neg`. Such nodes stay whole (their formula handles the conversion).
 #include <kiln/passes/passes.h>
 #include <kiln/passes/text.h>
 
+#include "ReduceDims.h"
 #include "RewriteUtil.h"
 
 namespace kiln::passes {
@@ -18,7 +21,42 @@ namespace {
 
 constexpr int kMaxDepth = 8;
 
+// The snippet of `op` with its `$dims` and `$keepdim` replaced by `n`'s
+// attributes.
+std::string substitute(llvm::StringRef snippet, const Node &n) {
+  std::string out;
+  while (true) {
+    size_t dollar = snippet.find('$');
+    out += snippet.take_front(dollar);
+    if (dollar == llvm::StringRef::npos)
+      return out;
+    snippet = snippet.drop_front(dollar);
+    if (snippet.consume_front("$dims"))
+      out += dims_text(n.dims);
+    else if (snippet.consume_front("$keepdim"))
+      out += n.keepdim ? "true" : "false";
+    else { // not ours: the parser reports it
+      out += '$';
+      snippet = snippet.drop_front();
+    }
+  }
+}
+
+llvm::Expected<Graph> parse_snippet(const OpInfo &info, llvm::StringRef body) {
+  std::string text = std::string("graph @") + info.name + "(";
+  for (int a = 0; a < info.arity; ++a)
+    text += std::string(a ? ", " : "") + "%" + char('a' + a) + ": f32[*]";
+  text += ") {\n" + body.str() + "\nreturn %r\n}\n";
+  auto parsed =
+      parse_kir(text, std::string("<decomposition of ") + info.name + ">");
+  if (!parsed)
+    return parsed.takeError();
+  return std::move((*parsed)[0].graph);
+}
+
 struct Snippets {
+  // Pointwise ops: parsed once. Composites are parsed per use, with the
+  // node's attributes in place of $dims and $keepdim.
   std::vector<std::optional<Graph>> by_op;
   std::string error; // the table's snippets are ours: a bad one is a bug
 };
@@ -32,17 +70,16 @@ const Snippets &snippets() {
       const OpInfo &info = op_info(op);
       if (!*info.decomposition)
         continue;
-      std::string text = std::string("graph @") + info.name + "(";
-      for (int a = 0; a < info.arity; ++a)
-        text += std::string(a ? ", " : "") + "%" + char('a' + a) + ": f32[*]";
-      text += ") {\n" + std::string(info.decomposition) + "\nreturn %r\n}\n";
+      Node example; // checks a composite's snippet before any use
+      example.op = op;
       auto parsed =
-          parse_kir(text, std::string("<decomposition of ") + info.name + ">");
+          parse_snippet(info, substitute(info.decomposition, example));
       if (!parsed) {
         s.error += llvm::toString(parsed.takeError());
         continue;
       }
-      s.by_op.back() = std::move((*parsed)[0].graph);
+      if (info.kind != OpKind::Composite)
+        s.by_op.back() = std::move(*parsed);
     }
     return s;
   }();
@@ -53,24 +90,35 @@ class Expander {
 public:
   explicit Expander(GraphBuilder &b) : b_(b) {}
 
-  // Appends op(operands), expanded when it has a usable decomposition.
-  llvm::Expected<NodeId> emit(Op op, llvm::ArrayRef<NodeId> operands,
+  // Appends `n`'s op and attributes on `operands`, expanded when it has a
+  // usable decomposition.
+  llvm::Expected<NodeId> emit(const Node &n, llvm::ArrayRef<NodeId> operands,
                               const Loc &loc, const std::string &name,
                               int depth) {
     Graph &g = b_.graph();
     size_t mark = g.nodes.size();
-    llvm::Expected<NodeId> plain = emit_plain(op, operands, loc, name);
+    llvm::Expected<NodeId> plain = emit_plain(n, operands, loc, name);
     if (!plain)
       return plain.takeError();
-    const Snippets &table = snippets();
-    const std::optional<Graph> &snippet = table.by_op[static_cast<int>(op)];
+    const OpInfo &info = op_info(n.op);
+    bool composite = info.kind == OpKind::Composite;
+    std::optional<Graph> parsed;
+    if (composite) {
+      llvm::Expected<Graph> p =
+          parse_snippet(info, substitute(info.decomposition, n));
+      if (!p)
+        return p.takeError();
+      parsed = std::move(*p);
+    }
+    const std::optional<Graph> &snippet =
+        composite ? parsed : snippets().by_op[static_cast<int>(n.op)];
     if (!snippet)
       return plain;
     if (depth >= kMaxDepth)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           std::string("the decompositions of kiln/ops.def nest deeper than ") +
-              std::to_string(kMaxDepth) + " at '" + op_info(op).name + "'");
+              std::to_string(kMaxDepth) + " at '" + info.name + "'");
     Type want = g.nodes[*plain].type;
     g.nodes.resize(mark);
 
@@ -85,13 +133,26 @@ public:
         llvm::SmallVector<NodeId, 3> ops;
         for (NodeId o : sn.operands)
           ops.push_back(map[o]);
-        llvm::Expected<NodeId> id = emit(sn.op, ops, loc, "", depth + 1);
+        llvm::Expected<NodeId> id = emit(sn, ops, loc, "", depth + 1);
         if (!id)
           return id.takeError();
         map[sid] = *id;
       }
     }
     NodeId result = map[snippet->outputs[0]];
+    // A composite is its decomposition (the eager runtime follows it too),
+    // so it always expands; its type rule must agree with the expansion.
+    if (composite) {
+      if (g.nodes[result].type == want) {
+        g.nodes[result].name = name;
+        return result;
+      }
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          std::string("internal error: the decomposition of '") + info.name +
+              "' computes " + to_string(g.nodes[result].type) +
+              ", but its type is " + to_string(want));
+    }
     bool same_dtype = true;
     for (size_t i = mark; i < g.nodes.size(); ++i)
       same_dtype &=
@@ -101,15 +162,23 @@ public:
       return result;
     }
     g.nodes.resize(mark);
-    return emit_plain(op, operands, loc, name);
+    return emit_plain(n, operands, loc, name);
   }
 
 private:
   GraphBuilder &b_;
 
-  llvm::Expected<NodeId> emit_plain(Op op, llvm::ArrayRef<NodeId> operands,
+  llvm::Expected<NodeId> emit_plain(const Node &n,
+                                    llvm::ArrayRef<NodeId> operands,
                                     const Loc &loc, const std::string &name) {
-    NodeId id = b_.op(op, operands, loc, name);
+    Node c;
+    c.op = n.op;
+    c.operands.assign(operands.begin(), operands.end());
+    c.dims = n.dims;
+    c.keepdim = n.keepdim;
+    c.loc = loc;
+    c.name = name;
+    NodeId id = b_.add(std::move(c));
     Graph &g = b_.graph();
     llvm::Expected<Type> t = infer_node_type(g, id, &g.assumptions);
     if (!t)
@@ -132,14 +201,15 @@ llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
   std::vector<NodeId> map(g.nodes.size(), -1);
   for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
     const Node &n = g.nodes[id];
-    if (!is_pointwise(n.op)) {
+    OpKind kind = op_info(n.op).kind;
+    if (kind != OpKind::Pointwise && kind != OpKind::Composite) {
       map[id] = copy_node(b, n, map);
       continue;
     }
     llvm::SmallVector<NodeId, 3> ops;
     for (NodeId o : n.operands)
       ops.push_back(map[o]);
-    llvm::Expected<NodeId> r = expander.emit(n.op, ops, n.loc, n.name, 0);
+    llvm::Expected<NodeId> r = expander.emit(n, ops, n.loc, n.name, 0);
     if (!r)
       return r.takeError();
     map[id] = *r;

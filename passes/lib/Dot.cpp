@@ -27,6 +27,8 @@ std::string label(const Graph &g, NodeId id, const std::string &name) {
     op += " " + constant_text(n);
   } else if (op_info(n.op).kind == OpKind::Argument) {
     op += " #" + std::to_string(n.arg_index);
+  } else if (std::string attrs = attributes_text(n); !attrs.empty()) {
+    op += " " + attrs;
   }
   return name + " = " + op + " : " + to_string(n.type);
 }

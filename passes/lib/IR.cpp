@@ -2,6 +2,8 @@
 #include <kiln/passes/ir.h>
 
 #include "NumericUtil.h"
+#include "ReduceDims.h"
+#include "RewriteUtil.h"
 
 #include <llvm/ADT/Twine.h>
 #include <llvm/Support/ErrorHandling.h>
@@ -11,16 +13,23 @@
 namespace kiln::ir {
 
 namespace {
-// Indexed by Op: the three argument/constant ops, then ops.def in order.
+// Indexed by Op: the three argument/constant ops, ops.def in order (as the
+// enum lists it), then reduce_size.
 const OpInfo kOpInfo[] = {
     {"input", 0, OpKind::Argument, TypeRule::None, ""},
     {"scalar_input", 0, OpKind::Argument, TypeRule::None, ""},
     {"const", 0, OpKind::Constant, TypeRule::None, ""},
 #define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
   {#name, arity, OpKind::Pointwise, TypeRule::rule, decomposition},
+#define KILN_REDUCTION(Name, name, rule, identity, combine)                    \
+  {#name, 1, OpKind::Reduction, TypeRule::rule, ""},
+#define KILN_COMPOSITE(Name, name, arity, decomposition)                       \
+  {#name, arity, OpKind::Composite, TypeRule::COMPOSITE, decomposition},
 #include <kiln/ops.def>
+    {"reduce_size", 1, OpKind::Shape, TypeRule::None, ""},
 };
-constexpr int kNumOps = sizeof(kOpInfo) / sizeof(kOpInfo[0]);
+static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOps,
+              "the op table and enum Op disagree");
 
 [[noreturn]] void misuse(const std::string &what) {
   llvm::report_fatal_error(llvm::Twine("kiln::ir::GraphBuilder: ") + what);
@@ -156,8 +165,14 @@ std::string verify(const Graph &g) {
         return where(id) + "a constant has a tensor type";
       break;
     case OpKind::Pointwise:
+    case OpKind::Reduction:
+    case OpKind::Composite:
+    case OpKind::Shape:
       break;
     }
+    // The text form carries attributes only where they mean something.
+    if (!has_dims_attribute(n.op) && (!n.dims.empty() || n.keepdim))
+      return where(id) + "'" + info.name + "' has no dims/keepdim attributes";
     if (n.type.scalar && n.type.shape.ranked)
       return where(id) + "a scalar type has a shape";
   }

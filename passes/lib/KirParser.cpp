@@ -5,6 +5,7 @@
 #include <kiln/passes/text.h>
 
 #include "KirLexer.h"
+#include "ReduceDims.h"
 
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/ADT/StringMap.h>
@@ -408,6 +409,8 @@ private:
               num, declared ? std::optional(declared->dtype) : std::nullopt, v,
               dt))
         return false;
+      if (peek().kind == Tok::LBrace)
+        return fail(peek(), "'const' takes no attributes");
       Loc loc;
       if (!parse_loc(loc))
         return false;
@@ -425,7 +428,8 @@ private:
     };
     llvm::SmallVector<Pending, 3> operands;
     bool more = peek().kind != Tok::Newline && peek().kind != Tok::RBrace &&
-                !at_ident("loc") && peek().kind != Tok::Eof;
+                peek().kind != Tok::LBrace && !at_ident("loc") &&
+                peek().kind != Tok::Eof;
     while (more) {
       const Token &t = peek();
       Pending p;
@@ -448,6 +452,17 @@ private:
                                 std::to_string(info.arity) + " operand" +
                                 (info.arity == 1 ? "" : "s") + ", got " +
                                 std::to_string(operands.size()));
+    llvm::SmallVector<int64_t, 2> dims;
+    bool keepdim = false;
+    if (peek().kind == Tok::LBrace) {
+      if (!has_dims_attribute(*op))
+        return fail(peek(), "'" + mnemonic.text + "' takes no attributes");
+      if (!parse_attributes(mnemonic.text, dims, keepdim))
+        return false;
+    } else if (has_dims_attribute(*op)) {
+      return fail(peek(), "expected '{dims=[...]}' after the operands of '" +
+                              mnemonic.text + "'");
+    }
     Loc loc;
     if (!parse_loc(loc))
       return false;
@@ -465,10 +480,90 @@ private:
       ids.push_back(p.id);
     }
     NodeId id = b_->op(*op, ids, loc, name_of(def));
+    b_->graph().nodes[id].dims = std::move(dims);
+    b_->graph().nodes[id].keepdim = keepdim;
     if (declared)
       b_->graph().nodes[id].type = *declared;
     values_[def.text] = id;
     record(id, def, declared.has_value());
+    return true;
+  }
+
+  // `{dims=[0, -1], keepdim=true}`: dims is required, keepdim defaults to
+  // false, in either order.
+  bool parse_attributes(const std::string &op,
+                        llvm::SmallVectorImpl<int64_t> &dims, bool &keepdim) {
+    const Token &open = take();
+    bool seen_dims = false, seen_keepdim = false;
+    while (peek().kind != Tok::RBrace) {
+      const Token &key = peek();
+      if (key.kind != Tok::Ident)
+        return fail(key, "expected an attribute name (dims or keepdim)");
+      bool is_dims = key.text == "dims";
+      if (!is_dims && key.text != "keepdim")
+        return fail(key, "unknown attribute '" + key.text +
+                             "' (expected dims or keepdim)");
+      bool &seen = is_dims ? seen_dims : seen_keepdim;
+      if (seen)
+        return fail(key, "duplicate attribute '" + key.text + "'");
+      seen = true;
+      take();
+      if (peek().kind != Tok::Equal)
+        return fail(peek(), "expected '=' after '" + key.text + "'");
+      take();
+      if (is_dims ? !parse_dims(dims) : !parse_bool(keepdim))
+        return false;
+      if (peek().kind != Tok::Comma)
+        break;
+      take();
+      if (peek().kind == Tok::RBrace)
+        return fail(peek(), "expected an attribute name (dims or keepdim)");
+    }
+    if (peek().kind != Tok::RBrace)
+      return fail(peek(), "expected ',' or '}' after an attribute");
+    take();
+    if (!seen_dims)
+      return fail(open, "missing attribute 'dims' of '" + op +
+                            "' ({dims=[...]}, [] for all dims)");
+    return true;
+  }
+
+  bool parse_dims(llvm::SmallVectorImpl<int64_t> &dims) {
+    if (peek().kind != Tok::LBracket)
+      return fail(peek(), "expected '[' to begin the dims list");
+    take();
+    if (peek().kind == Tok::RBracket) {
+      take();
+      return true;
+    }
+    while (true) {
+      const Token &d = peek();
+      std::optional<int64_t> v;
+      if (d.kind == Tok::Number)
+        v = parse_i64(d.text);
+      if (!v)
+        return fail(d, d.kind == Tok::Number || d.kind == Tok::Ident
+                           ? "bad dim '" + d.text + "': expected an integer"
+                           : std::string("expected a dim (an integer)"));
+      dims.push_back(*v);
+      take();
+      if (peek().kind == Tok::Comma) {
+        take();
+        continue;
+      }
+      if (peek().kind != Tok::RBracket)
+        return fail(peek(), "expected ',' or ']' in the dims list");
+      take();
+      return true;
+    }
+  }
+
+  bool parse_bool(bool &value) {
+    const Token &t = peek();
+    if (t.kind != Tok::Ident || (t.text != "true" && t.text != "false"))
+      return fail(t, "expected 'true' or 'false' for keepdim");
+    value = t.text == "true";
+    take();
     return true;
   }
 

@@ -1,6 +1,8 @@
 // KIR printer: Graph -> text that parse_kir reads back to the same graph.
 #include <kiln/passes/text.h>
 
+#include "ReduceDims.h"
+
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Support/raw_ostream.h>
@@ -72,6 +74,13 @@ std::string constant_text(const Node &n) {
   if (is_integral(n.type.dtype))
     return std::to_string(static_cast<int64_t>(n.constant));
   return format_f64(n.constant);
+}
+
+std::string attributes_text(const Node &n) {
+  if (!has_dims_attribute(n.op))
+    return "";
+  return "{dims=" + dims_text(n.dims) +
+         ", keepdim=" + (n.keepdim ? "true" : "false") + "}";
 }
 
 std::string to_string(const Shape &s) {
@@ -163,6 +172,8 @@ std::string print(const Graph &g) {
       ls << " " << constant_text(n);
     for (size_t i = 0; i < n.operands.size(); ++i)
       ls << (i ? ", " : " ") << names[n.operands[i]];
+    if (has_dims_attribute(n.op))
+      ls << " " << attributes_text(n);
     os << line;
     if (n.loc.valid()) {
       // Align locations in a column so the ops read as a list.

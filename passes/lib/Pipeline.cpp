@@ -99,7 +99,8 @@ bool same_graph(const Graph &a, const Graph &b) {
   for (size_t i = 0; i < a.nodes.size(); ++i) {
     const Node &x = a.nodes[i], &y = b.nodes[i];
     if (x.op != y.op || x.operands != y.operands || !(x.type == y.type) ||
-        x.arg_index != y.arg_index ||
+        x.arg_index != y.arg_index || x.dims != y.dims ||
+        x.keepdim != y.keepdim ||
         double_bits(x.constant) != double_bits(y.constant))
       return false;
   }

@@ -9,11 +9,8 @@
 
 namespace kiln::ir {
 
-// Number of ops: the argument and constant ops, then kiln/ops.def.
-inline constexpr int kNumOps = 3
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition) +1
-#include <kiln/ops.def>
-    ;
+// Number of ops: ReduceSize is the last of enum Op.
+inline constexpr int kNumOps = static_cast<int>(Op::ReduceSize) + 1;
 
 // A builder for the rewritten form of `g`: same name and assumptions.
 inline GraphBuilder builder_like(const Graph &g) {

@@ -1,8 +1,9 @@
 // infer-types: dtypes by the op table's rules (kiln/dtype.h promotion),
-// shapes by broadcasting with symbolic dims.
+// shapes by broadcasting with symbolic dims and by reducing over dims.
 #include <kiln/passes/passes.h>
 #include <kiln/passes/text.h>
 
+#include "ReduceDims.h"
 #include "RewriteUtil.h"
 
 #include <llvm/Support/raw_ostream.h>
@@ -79,18 +80,11 @@ std::optional<Shape> broadcast(const Shape &a, const Shape &b,
   return Shape::ranked_dims(dims);
 }
 
-} // namespace
+using Fail = llvm::function_ref<llvm::Error(const std::string &)>;
 
-llvm::Expected<Type> infer_node_type(const Graph &g, NodeId id,
+llvm::Expected<Type> infer_pointwise(const Graph &g, const Node &n, Fail fail,
                                      std::vector<std::string> *assumptions) {
-  const Node &n = g.node(id);
   const OpInfo &info = op_info(n.op);
-  auto fail = [&](const std::string &message) -> llvm::Error {
-    return llvm::make_error<PassError>(id, n.loc, value_names(g)[id], message);
-  };
-  if (info.kind != OpKind::Pointwise)
-    return n.type;
-
   llvm::SmallVector<Type, 3> operands;
   for (NodeId o : n.operands)
     operands.push_back(g.node(o).type);
@@ -121,6 +115,160 @@ llvm::Expected<Type> infer_node_type(const Graph &g, NodeId id,
     shape = std::move(s);
   }
   return Type::tensor(dt, *shape);
+}
+
+// `x` reduced over `dims` into `out`; returns "" or what is wrong.
+std::string reduce_shape(const Shape &x, llvm::ArrayRef<int64_t> dims,
+                         bool keepdim, Shape &out) {
+  if (!x.ranked) {
+    std::string error = repeated_dim_error(dims);
+    // Reducing all dims away leaves rank 0 whatever the rank was.
+    out = dims.empty() && !keepdim ? Shape::ranked_dims({}) : Shape::unranked();
+    return error;
+  }
+  ResolvedDims r = resolve_dims(dims, x.dims.size());
+  if (!r.error.empty())
+    return r.error;
+  llvm::SmallVector<SymDim, 4> kept;
+  for (size_t d = 0; d < x.dims.size(); ++d)
+    if (!llvm::is_contained(r.dims, (int64_t)d))
+      kept.push_back(x.dims[d]);
+    else if (keepdim)
+      kept.push_back(SymDim::constant(1));
+  out = Shape::ranked_dims(kept);
+  return "";
+}
+
+// What a composite's result looks like (kiln/ops.def gives only its
+// decomposition, so each one's rule is written here).
+enum class Shaping {
+  Reduce,     // as sum: mean, var, logsumexp
+  KeepShape,  // the operand's type: softmax, log_softmax
+  NormLastDim // x's type, with a weight (and bias) of x's last dim
+};
+
+Shaping shaping(Op op) {
+  switch (op) {
+  case Op::Softmax:
+  case Op::LogSoftmax:
+    return Shaping::KeepShape;
+  case Op::LayerNorm:
+  case Op::RmsNorm:
+    return Shaping::NormLastDim;
+  default:
+    return Shaping::Reduce;
+  }
+}
+
+// The operands after x, by name, and whether each is a tensor (else a
+// weak scalar).
+struct ExtraOperand {
+  const char *name;
+  bool tensor;
+};
+llvm::ArrayRef<ExtraOperand> extra_operands(Op op) {
+  static const ExtraOperand var[] = {{"correction", false}};
+  static const ExtraOperand layer_norm[] = {
+      {"weight", true}, {"bias", true}, {"eps", false}};
+  static const ExtraOperand rms_norm[] = {{"weight", true}, {"eps", false}};
+  switch (op) {
+  case Op::Var:
+    return var;
+  case Op::LayerNorm:
+    return layer_norm;
+  case Op::RmsNorm:
+    return rms_norm;
+  default:
+    return {};
+  }
+}
+
+// Reductions, composites and reduce_size: operand 0 is reduced over the
+// node's dims.
+llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
+                                     std::vector<std::string> *assumptions) {
+  const OpInfo &info = op_info(n.op);
+  std::string op = std::string("'") + info.name + "'";
+  const Type &x = g.node(n.operands[0]).type;
+  if (x.scalar)
+    return fail(op + " needs a tensor operand, not a weak scalar (" +
+                dtype_name(x.dtype) + ")");
+  if (info.kind == OpKind::Composite && !is_floating(x.dtype))
+    return fail(op + " needs a floating tensor, not " + dtype_name(x.dtype));
+
+  Shaping how =
+      info.kind == OpKind::Composite ? shaping(n.op) : Shaping::Reduce;
+  if (n.keepdim && (how != Shaping::Reduce || n.op == Op::ReduceSize))
+    return fail(op + " has no use for keepdim=true: " +
+                (n.op == Op::ReduceSize ? "its result is a number"
+                                        : "its result has its operand's "
+                                          "shape"));
+  if (how == Shaping::NormLastDim && (n.dims.size() != 1 || n.dims[0] != -1))
+    return fail(op + " normalises over the last dim: its dims are [-1], not " +
+                dims_text(n.dims));
+  Shape reduced;
+  std::string error = reduce_shape(x.shape, n.dims, n.keepdim, reduced);
+  if (!error.empty())
+    return fail(error);
+
+  Shape shape = x.shape;
+  if (how == Shaping::NormLastDim && x.shape.ranked && x.shape.dims.empty())
+    return fail(op + " needs an operand of rank >= 1, not " + to_string(x));
+  llvm::ArrayRef<ExtraOperand> extra = extra_operands(n.op);
+  for (size_t i = 0; i < extra.size(); ++i) {
+    const Type &t = g.node(n.operands[i + 1]).type;
+    std::string what = std::string("the ") + extra[i].name + " of " + op;
+    if (!extra[i].tensor) {
+      if (!t.scalar)
+        return fail(what + " must be a weak scalar, not " + to_string(t));
+      continue;
+    }
+    if (t.scalar || t.dtype != x.dtype)
+      return fail(what + " must be a tensor of x's dtype (" +
+                  dtype_name(x.dtype) + "), not " + to_string(t) +
+                  (t.scalar ? " (a weak scalar)" : ""));
+    if (t.shape.ranked && t.shape.dims.size() != 1)
+      return fail(what + " must have rank 1 (x's last dim), not " +
+                  to_string(t));
+    if (t.shape.ranked && x.shape.ranked) {
+      const SymDim &w = t.shape.dims[0], &last = x.shape.dims.back();
+      if (!w.is_symbolic() && !last.is_symbolic() && w.value != last.value)
+        return fail(what + " is " + to_string(t) +
+                    ", which does not match x's last dim (x is " +
+                    to_string(x) + ")");
+    }
+    // As the decomposition multiplies and adds them: a symbolic last dim
+    // becomes the weight's extent.
+    shape = *broadcast(shape, t.shape, assumptions);
+  }
+
+  if (n.op == Op::ReduceSize)
+    return Type::weak_scalar(DType::i64);
+  if (how != Shaping::Reduce)
+    return Type::tensor(x.dtype, shape);
+  return Type::tensor(result_dtype(n.op, {x}), reduced);
+}
+
+} // namespace
+
+llvm::Expected<Type> infer_node_type(const Graph &g, NodeId id,
+                                     std::vector<std::string> *assumptions) {
+  const Node &n = g.node(id);
+  auto fail = [&](const std::string &message) -> llvm::Error {
+    return llvm::make_error<PassError>(id, n.loc, value_names(g)[id], message);
+  };
+  switch (op_info(n.op).kind) {
+  case OpKind::Argument:
+  case OpKind::Constant:
+    return n.type;
+  case OpKind::Pointwise:
+    return infer_pointwise(g, n, fail, assumptions);
+  case OpKind::Reduction:
+  case OpKind::Composite:
+  case OpKind::Shape:
+    return infer_reduction(g, n, fail, assumptions);
+  }
+  return n.type;
 }
 
 llvm::Expected<Graph> infer_types(const Graph &g, const PassOptions &) {

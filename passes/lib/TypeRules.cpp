@@ -27,6 +27,17 @@ static DType promote_all(llvm::ArrayRef<Type> operands) {
 }
 
 DType common_dtype(Op op, llvm::ArrayRef<Type> operands) {
+  // Reductions and composites compute in their (first) operand's dtype;
+  // reduce_size counts elements.
+  switch (op_info(op).kind) {
+  case OpKind::Reduction:
+  case OpKind::Composite:
+    return operands.empty() ? DType::f32 : operands[0].dtype;
+  case OpKind::Shape:
+    return DType::i64;
+  default:
+    break;
+  }
   if (op_info(op).rule == TypeRule::WHERE && operands.size() == 3) {
     DType values = promote_all(operands.drop_front());
     // where(tensor, number, number) is a tensor of the numbers' default
@@ -40,6 +51,9 @@ DType common_dtype(Op op, llvm::ArrayRef<Type> operands) {
 
 DType compute_dtype(Op op, llvm::ArrayRef<Type> operands) {
   DType c = common_dtype(op, operands);
+  // Sums of integers and bools are i64, as torch.sum.
+  if (op_info(op).rule == TypeRule::SUM)
+    return is_floating(c) ? c : DType::i64;
   if (op_info(op).rule != TypeRule::FLOAT || is_floating(c))
     return c;
   // Python numbers compute in double; tensors in the default float type.
@@ -47,8 +61,14 @@ DType compute_dtype(Op op, llvm::ArrayRef<Type> operands) {
 }
 
 DType result_dtype(Op op, llvm::ArrayRef<Type> operands) {
-  return op_info(op).rule == TypeRule::COMPARE ? DType::b8
-                                               : compute_dtype(op, operands);
+  switch (op_info(op).rule) {
+  case TypeRule::COMPARE:
+    return DType::b8;
+  case TypeRule::INDEX:
+    return DType::i64;
+  default:
+    return compute_dtype(op, operands);
+  }
 }
 
 bool result_is_scalar(llvm::ArrayRef<Type> operands) {

@@ -120,5 +120,113 @@ int main() {
   // CHECK:      n1 -> n4;
   // CHECK:      n5 -> out0;
   std::printf("%s", to_dot(*typed, {-1, 0, -1, -1, 7, 7}).c_str());
+
+  // Every op, reductions and composites included, is in the table and
+  // found by its mnemonic; reduce_size is the last.
+  // CHECK:      ops by name: all
+  // CHECK-NEXT: sum arity 1 reduction SUM
+  // CHECK-NEXT: argmax arity 1 reduction INDEX
+  // CHECK-NEXT: layer_norm arity 4 composite has-decomposition 1
+  // CHECK-NEXT: var arity 2 composite has-decomposition 1
+  // CHECK-NEXT: reduce_size arity 1 shape
+  bool all = true;
+  for (int i = 0; i <= static_cast<int>(Op::ReduceSize); ++i) {
+    std::optional<Op> found = op_from_name(op_info(static_cast<Op>(i)).name);
+    if (!found || *found != static_cast<Op>(i)) {
+      std::printf("op %d (%s) is not found by name\n", i,
+                  op_info(static_cast<Op>(i)).name);
+      all = false;
+    }
+  }
+  std::printf("ops by name: %s\n", all ? "all" : "NOT ALL");
+  for (const char *name : {"sum", "argmax", "layer_norm", "var", "reduce_size"}) {
+    const OpInfo &info = op_info(*op_from_name(name));
+    std::printf("%s arity %d %s", info.name, info.arity,
+                info.kind == OpKind::Reduction   ? "reduction"
+                : info.kind == OpKind::Composite ? "composite"
+                : info.kind == OpKind::Shape     ? "shape"
+                                                 : "?");
+    if (info.kind == OpKind::Reduction)
+      std::printf(" %s", info.rule == TypeRule::SUM     ? "SUM"
+                         : info.rule == TypeRule::INDEX ? "INDEX"
+                                                        : "SAME");
+    if (info.kind == OpKind::Composite)
+      std::printf(" has-decomposition %d", *info.decomposition != 0);
+    std::printf("\n");
+  }
+
+  // A reduction built through the API: dims and keepdim on the node.
+  // CHECK-NEXT: graph @reduce(%x: f32[s0, 3]) {
+  // CHECK-NEXT:   %s: f32[s0, 1] = sum %x {dims=[-1], keepdim=true} loc("r.cpp":2:3)
+  // CHECK-NEXT:   %m: i64[3] = argmax %x {dims=[0], keepdim=false}
+  // CHECK-NEXT:   return %s, %m
+  // CHECK-NEXT: }
+  // CHECK-NEXT: ROUNDTRIP OK
+  GraphBuilder r("reduce");
+  NodeId rx = r.input(0, Type::tensor(DType::f32,
+                                      Shape::ranked_dims({SymDim::sym(0),
+                                                          SymDim::constant(3)})),
+                      "x");
+  Node sum;
+  sum.op = Op::Sum;
+  sum.operands = {rx};
+  sum.dims = {-1};
+  sum.keepdim = true;
+  sum.name = "s";
+  sum.loc = Loc{"r.cpp", 2, 3};
+  NodeId rs = r.add(sum);
+  Node am;
+  am.op = Op::Argmax;
+  am.operands = {rx};
+  am.dims = {0};
+  am.name = "m";
+  NodeId ra = r.add(am);
+  r.output(rs);
+  r.output(ra);
+  Graph reduce = r.take();
+  auto reduce_typed = passes::infer_types(reduce, {});
+  roundtrip(*reduce_typed);
+
+  // verify() rejects attributes on ops that have none.
+  // CHECK-NEXT: broken: node %1: 'sum' takes 1 operands, has 2
+  // CHECK-NEXT: broken: node %1: 'exp' has no dims/keepdim attributes
+  Graph bad_reduce = *reduce_typed;
+  bad_reduce.nodes[rs].operands.push_back(rx);
+  std::printf("broken: %s\n", verify(bad_reduce).c_str());
+  GraphBuilder e("exp");
+  NodeId ex = e.input(0, Type::tensor(DType::f32), "x");
+  Node exp_node;
+  exp_node.op = Op::Exp;
+  exp_node.operands = {ex};
+  exp_node.keepdim = true;
+  e.output(e.add(exp_node));
+  std::printf("broken: %s\n", verify(e.take()).c_str());
+
+  // A bad dim found by infer_types is a PassError at the node's location.
+  // CHECK-NEXT: PassError node 1 at r.cpp:2:3: dim 2 is out of range for rank 2
+  Graph out_of_range = reduce;
+  out_of_range.nodes[rs].dims = {2};
+  auto not_typed = passes::infer_types(out_of_range, {});
+  llvm::handleAllErrors(not_typed.takeError(), [&](const passes::PassError &e) {
+    std::printf("PassError node %d at %s:%u:%u: %s\n", e.node,
+                e.loc.file.c_str(), e.loc.line, e.loc.col, e.message.c_str());
+  });
+
+  // The pipeline decomposes composites built through the API.
+  // CHECK-NEXT: graph @lse(%x: f64[8]) {
+  // CHECK:        %l: f64[] = add
+  // CHECK-NEXT:   return %l
+  // CHECK-NOT:    logsumexp
+  GraphBuilder l("lse");
+  NodeId lx = l.input(0, Type::tensor(DType::f64,
+                                      Shape::ranked_dims({SymDim::constant(8)})),
+                      "x");
+  Node lse;
+  lse.op = Op::Logsumexp;
+  lse.operands = {lx};
+  lse.name = "l";
+  l.output(l.add(lse));
+  auto lse_done = passes::run_pipeline(l.take(), {});
+  std::printf("%s", print(*lse_done).c_str());
   return 0;
 }

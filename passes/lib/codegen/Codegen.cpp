@@ -107,8 +107,22 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
       fc.error_loc = where;
       return fc;
     }
-    sched::KernelPlan plan = sched::schedule(*g);
-    variants.push_back({dt, std::move(*g), std::move(plan)});
+    llvm::Expected<sched::KernelPlan> plan = sched::schedule(*g);
+    if (!plan) {
+      fc.error_loc = spec.loc;
+      llvm::handleAllErrors(
+          plan.takeError(),
+          [&](const passes::PassError &e) {
+            fc.error = "cannot compile '" + spec.user_name + "': " + e.message;
+            if (e.loc.valid())
+              fc.error_loc = e.loc;
+          },
+          [&](const llvm::ErrorInfoBase &e) {
+            fc.error = "cannot compile '" + spec.user_name + "': " + e.message();
+          });
+      return fc;
+    }
+    variants.push_back({dt, std::move(*g), std::move(*plan)});
   }
   if (variants.empty()) {
     fc.error = "cannot compile '" + spec.user_name + "': " +
@@ -176,6 +190,54 @@ __device__ __forceinline__ void kiln_vec_store(T *p, const kiln_vec<T, V> &v) {
   *reinterpret_cast<kiln_vec<T, V> *>(p) = v;
 }
 
+// Reductions: the op table's combines as functors, warp shuffles, and the
+// reduction over a row's thread group (a fixed tree: deterministic).
+#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)
+#define KILN_REDUCTION(Name, name, rule, init_expr, combine_expr)             \
+  struct kiln_red_##name {                                                     \
+    template <class A> __device__ static A combine(A a, A b) {                 \
+      return kiln::scalar::combine_##name(a, b);                               \
+    }                                                                          \
+  };
+#include <kiln/ops.def>
+
+template <class T> __device__ __forceinline__ T kiln_shfl_xor(T v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+__device__ __forceinline__ bool kiln_shfl_xor(bool v, int m) {
+  return __shfl_xor_sync(0xffffffffu, int(v), m) != 0;
+}
+template <class A>
+__device__ __forceinline__ kiln::scalar::ArgAcc<A>
+kiln_shfl_xor(kiln::scalar::ArgAcc<A> v, int m) {
+  return {kiln_shfl_xor(v.value, m), kiln_shfl_xor(v.index, m)};
+}
+
+// Reduces v over the tpr threads of a row: the lanes of a warp when tpr <=
+// 32, else the whole block (tpr == blockDim.x) through shared memory.
+// Every thread of the row gets the result.
+template <class Op, class A>
+__device__ __forceinline__ A kiln_row_reduce(A v, int tpr, A *smem) {
+  const int width = tpr < 32 ? tpr : 32;
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2)
+    if (m < width)
+      v = Op::combine(v, kiln_shfl_xor(v, m));
+  if (tpr <= 32)
+    return v;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = tpr / 32;
+  __syncthreads(); // smem may still be read by the previous reduction
+  if (lane == 0)
+    smem[warp] = v;
+  __syncthreads();
+  v = smem[lane & (nw - 1)];
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2)
+    if (m < nw)
+      v = Op::combine(v, kiln_shfl_xor(v, m));
+  return v;
+}
+
 )";
   for (const FunctionCode &f : fns)
     if (f.error.empty())
@@ -207,7 +269,7 @@ std::string host_translation_unit(const std::vector<FunctionCode> &fns,
         "// Rebuild instead of editing.\n"
         "#include <kiln/rt.h>\n"
         "#include <kiln/scalar.h>\n\n"
-        "#include <algorithm>\n#include <climits>\n#include <cstdint>\n\n"
+        "#include <algorithm>\n#include <climits>\n#include <cstdint>\n#include <vector>\n\n"
         "namespace {\n";
   if (!fatbin.empty()) {
     os << "// nvcc's fatbin for the kernels below (" << fatbin.size()
@@ -254,6 +316,136 @@ template <int N>
   int64_t blocks = (threads + 255) / 256;
   int64_t wave = int64_t(kiln::rt::multiprocessor_count(dev)) * 8;
   return unsigned(std::max<int64_t>(1, std::min(blocks, wave)));
+}
+
+// ---- fused reductions ----
+
+// The reduced dims of the full shape: [d0, d1].
+struct kiln_reduce_geom {
+  int d0 = 0, d1 = -1;
+};
+
+// [outer, R, inner] of reducing `full` over `dims` (empty: all), and the
+// reduced shape with the dims kept as 1 and dropped. False when a dim is
+// out of range, repeated, or the dims are not adjacent.
+[[maybe_unused]] inline bool
+kiln_row_space(const kiln::Dims &full, std::initializer_list<int64_t> dims,
+               kiln::RowSpace &sp, kiln::Dims &keep, kiln::Dims &drop,
+               kiln_reduce_geom &geo) {
+  const int rank = full.rank();
+  int d0 = 0, d1 = rank - 1;
+  if (dims.size() != 0) {
+    bool seen[kiln::kMaxRank] = {};
+    int lo = rank, hi = -1;
+    for (int64_t d : dims) {
+      int64_t nd = d < 0 ? d + rank : d;
+      if (nd < 0 || nd >= rank || seen[nd])
+        return false;
+      seen[nd] = true;
+      lo = std::min<int>(lo, int(nd));
+      hi = std::max<int>(hi, int(nd));
+    }
+    if (hi - lo + 1 != int(dims.size()))
+      return false;
+    d0 = lo;
+    d1 = hi;
+  }
+  sp = kiln::RowSpace{};
+  keep = kiln::Dims{};
+  drop = kiln::Dims{};
+  for (int d = 0; d < rank; ++d) {
+    (d < d0 ? sp.outer : d <= d1 ? sp.R : sp.inner) *= full[d];
+    if (d < d0 || d > d1) {
+      keep.push_back(full[d]);
+      drop.push_back(full[d]);
+    } else {
+      keep.push_back(1);
+    }
+  }
+  sp.rows = sp.outer * sp.inner;
+  geo = {d0, d1};
+  return true;
+}
+
+// t's element strides, broadcast to `full`, for each of [outer, R, inner];
+// false when a group of dims cannot be walked with one stride.
+[[maybe_unused]] inline bool kiln_row_strides(const kiln::Tensor &t,
+                                              const kiln::Dims &full,
+                                              const kiln_reduce_geom &geo,
+                                              int64_t out[3]) {
+  const int rank = full.rank(), off = rank - t.dim();
+  if (off < 0)
+    return false;
+  const int lo[3] = {0, geo.d0, geo.d1 + 1}, hi[3] = {geo.d0, geo.d1 + 1, rank};
+  for (int gi = 0; gi < 3; ++gi) {
+    bool have = false;
+    int64_t s = 0, expect = 0;
+    for (int d = hi[gi] - 1; d >= lo[gi]; --d) {
+      if (full[d] == 1)
+        continue;
+      const int td = d - off;
+      const int64_t sd = td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
+      if (have && sd != expect)
+        return false;
+      if (!have)
+        s = sd;
+      have = true;
+      expect = sd * full[d];
+    }
+    out[gi] = s;
+  }
+  return true;
+}
+
+enum kiln_red_mode { kiln_rows, kiln_loop, kiln_split };
+
+// How to run a reduction kernel on the GPU: a thread group per row with
+// the row in registers when it fits (a warp for short rows, a block for
+// long ones), a block re-reading the row per pass when it does not, and a
+// row split over blocks (one launch per pass) when there are too few rows
+// to fill the GPU.
+[[maybe_unused]] inline kiln_red_mode kiln_plan_cuda(kiln::RowSpace &sp, int V,
+                                                     kiln::Device dev,
+                                                     unsigned &grid,
+                                                     unsigned &block) {
+  const int64_t sms = kiln::rt::multiprocessor_count(dev);
+  const int64_t slots = (sp.R + V - 1) / V;
+  if (sp.rows < 2 * sms && sp.R >= 16384) {
+    sp.tpr = 512;
+    block = 512;
+    const int64_t want = (4 * sms + sp.rows - 1) / sp.rows;
+    const int64_t most = std::min<int64_t>(1024, (slots + 511) / 512);
+    sp.splits = int(std::max<int64_t>(1, std::min(want, most)));
+    sp.chunk = ((sp.R + sp.splits - 1) / sp.splits + V - 1) / V * V;
+    grid = unsigned(sp.rows * sp.splits);
+    return kiln_split;
+  }
+  if (slots <= 512 * 4) { // the rows kernel keeps 4 slots per thread
+    int64_t t = 32;
+    while (t < 512 && t * 4 < slots)
+      t *= 2;
+    sp.tpr = int(t);
+    sp.vpt = int((slots + t - 1) / t);
+    block = t == 32 ? 256 : unsigned(t);
+    const int64_t groups = block / t;
+    grid = unsigned(std::max<int64_t>(
+        1, std::min((sp.rows + groups - 1) / groups, sms * 32)));
+    return kiln_rows;
+  }
+  sp.tpr = 512;
+  block = 512;
+  grid = unsigned(std::max<int64_t>(1, std::min(sp.rows, sms * 8)));
+  return kiln_loop;
+}
+
+// On the CPU: rows in parallel (true), or each row split into chunks when
+// there are few long rows (false; sp.splits and sp.chunk set).
+[[maybe_unused]] inline bool kiln_plan_cpu(kiln::RowSpace &sp) {
+  if (sp.rows >= 64 || sp.R < 65536)
+    return true;
+  sp.splits = int(std::min<int64_t>(256, (sp.R + 65535) / 65536));
+  sp.chunk = (sp.R + sp.splits - 1) / sp.splits;
+  return false;
 }
 } // namespace
 

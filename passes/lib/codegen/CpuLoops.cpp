@@ -21,6 +21,10 @@ void emit_cpu_loops(const ir::Graph &g, const sched::KernelPlan &plan,
   llvm::raw_string_ostream os(out);
   for (auto [kidx, k] : llvm::enumerate(plan.kernels)) {
     int ki = int(kidx);
+    if (k.kind == sched::Kernel::Kind::Reduction) {
+      emit_cpu_reduction(g, k, ki, symbol, variant, os);
+      continue;
+    }
     size_t nout = k.outputs.size();
     size_t nops = nout + k.inputs.size();
     std::string ctx = ctx_name(symbol, ki, variant);

@@ -16,7 +16,7 @@ using ir::NodeId;
 
 // Kernel parameters after `n` (and `calc`): input pointers, output
 // pointers, scalar values.
-static std::string params(const ir::Graph &g, const sched::Kernel &k) {
+std::string cuda_params(const ir::Graph &g, const sched::Kernel &k) {
   std::string s;
   llvm::raw_string_ostream os(s);
   for (auto [i, in] : llvm::enumerate(k.inputs))
@@ -53,7 +53,7 @@ static void emit_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
                        "contiguous operands, " + std::to_string(v) +
                            " elements per 16-byte access");
   os << "extern \"C\" __global__ void __launch_bounds__(256)\n"
-     << name << "(const int64_t n" << params(g, k) << ") {\n";
+     << name << "(const int64_t n" << cuda_params(g, k) << ") {\n";
   os << "  constexpr int V = " << v << ";\n"
      << "  const int64_t nvec = n / V;\n"
      << "  const int64_t step = int64_t(gridDim.x) * blockDim.x;\n"
@@ -96,7 +96,7 @@ static void emit_strided(const ir::Graph &g, const sched::Kernel &k, int ki,
                        std::string("any layout, ") + index + " offsets");
   os << "extern \"C\" __global__ void __launch_bounds__(256)\n"
      << name << "(const int64_t n, const kiln::OffsetCalc<" << nops
-     << "> calc" << params(g, k) << ") {\n";
+     << "> calc" << cuda_params(g, k) << ") {\n";
   os << "  using Index = " << index << ";\n"
      << "  const Index step = Index(gridDim.x) * blockDim.x;\n"
      << "  for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; "
@@ -121,6 +121,10 @@ void emit_cuda_kernels(const ir::Graph &g, const sched::KernelPlan &plan,
                        std::string &out, std::vector<std::string> &names) {
   llvm::raw_string_ostream os(out);
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
+    if (k.kind == sched::Kernel::Kind::Reduction) {
+      emit_cuda_reduction(g, k, int(ki), symbol, variant, os, names);
+      continue;
+    }
     std::string vec = kernel_name(symbol, int(ki), variant, "vec");
     std::string s32 = kernel_name(symbol, int(ki), variant, "s32");
     std::string s64 = kernel_name(symbol, int(ki), variant, "s64");

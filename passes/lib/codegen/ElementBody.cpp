@@ -84,10 +84,10 @@ std::string kernel_name(const std::string &symbol, int kernel, DType variant,
          "_" + path;
 }
 
-static std::string var(NodeId id) { return "v" + std::to_string(id); }
+std::string var(NodeId id) { return "v" + std::to_string(id); }
 
 // What a node is, for the comment: `c = add(a, b)  // app.cpp:7:10`.
-static std::string describe_node(const ir::Graph &g, const ir::Node &n) {
+std::string describe_node(const ir::Graph &g, const ir::Node &n) {
   std::string s;
   llvm::raw_string_ostream os(s);
   if (!n.name.empty())
@@ -106,6 +106,37 @@ static std::string describe_node(const ir::Graph &g, const ir::Node &n) {
     os << "  at " << llvm::sys::path::filename(n.loc.file) << ":" << n.loc.line
        << ":" << n.loc.col;
   return s;
+}
+
+std::string operand_expr(const ir::Graph &g, NodeId o, const char *want,
+                         const llvm::DenseMap<NodeId, std::string> &expr) {
+  const ir::Node &on = g.node(o);
+  std::string e = on.op == Op::Constant ? literal(on.constant, on.type.dtype)
+                                        : expr.lookup(o);
+  const char *have = on.op == Op::Constant || on.op == Op::ScalarInput
+                         ? storage_type(on.type.dtype)
+                         : value_type(on);
+  if (llvm::StringRef(have) == want)
+    return e;
+  return std::string(want) + "(" + e + ")";
+}
+
+void emit_pointwise_node(llvm::raw_ostream &os, const ir::Graph &g, NodeId id,
+                         const llvm::DenseMap<NodeId, std::string> &expr,
+                         const std::string &indent) {
+  const ir::Node &n = g.node(id);
+  const ir::OpInfo &info = ir::op_info(n.op);
+  llvm::SmallVector<ir::Type, 3> types;
+  for (NodeId o : n.operands)
+    types.push_back(g.node(o).type);
+  const char *ct = compute_type(ir::compute_dtype(n.op, types));
+  os << indent << "const " << value_type(n) << " " << var(id)
+     << " = kiln::scalar::op_" << info.name << "(";
+  for (auto [i, o] : llvm::enumerate(n.operands)) {
+    bool cond = info.rule == ir::TypeRule::WHERE && i == 0;
+    os << (i ? ", " : "") << operand_expr(g, o, cond ? "bool" : ct, expr);
+  }
+  os << "); // " << describe_node(g, n) << "\n";
 }
 
 std::string element_body(const ir::Graph &g, const sched::Kernel &k,
@@ -127,39 +158,15 @@ std::string element_body(const ir::Graph &g, const sched::Kernel &k,
   }
   for (auto [i, sc] : llvm::enumerate(k.scalars))
     expr[sc] = access.scalar(int(i));
-
-  auto operand = [&](NodeId o, const char *want) -> std::string {
-    const ir::Node &on = g.node(o);
-    std::string e = on.op == Op::Constant ? literal(on.constant, on.type.dtype)
-                                          : expr.lookup(o);
-    const char *have = on.op == Op::Constant || on.op == Op::ScalarInput
-                           ? storage_type(on.type.dtype)
-                           : value_type(on);
-    if (llvm::StringRef(have) == want)
-      return e;
-    return std::string(want) + "(" + e + ")";
-  };
-
   for (NodeId id : k.nodes) {
-    const ir::Node &n = g.node(id);
-    const ir::OpInfo &info = ir::op_info(n.op);
-    llvm::SmallVector<ir::Type, 3> types;
-    for (NodeId o : n.operands)
-      types.push_back(g.node(o).type);
-    const char *ct = compute_type(ir::compute_dtype(n.op, types));
-    os << indent << "const " << value_type(n) << " " << var(id)
-       << " = kiln::scalar::op_" << info.name << "(";
-    for (auto [i, o] : llvm::enumerate(n.operands)) {
-      bool cond = info.rule == ir::TypeRule::WHERE && i == 0;
-      os << (i ? ", " : "") << operand(o, cond ? "bool" : ct);
-    }
-    os << "); // " << describe_node(g, n) << "\n";
+    emit_pointwise_node(os, g, id, expr, indent);
     expr[id] = var(id);
   }
   for (auto [j, out] : llvm::enumerate(k.outputs)) {
     const ir::Node &n = g.node(out);
-    std::string v = "kiln::scalar::store<" + std::string(storage_type(n.type.dtype)) +
-                    ">(" + operand(out, value_type(n)) + ")";
+    std::string v = "kiln::scalar::store<" +
+                    std::string(storage_type(n.type.dtype)) + ">(" +
+                    operand_expr(g, out, value_type(n), expr) + ")";
     os << indent << access.store(int(j), v) << "\n";
   }
   return s;

@@ -5,6 +5,9 @@
 #include <kiln/passes/ir.h>
 #include <kiln/passes/schedule.h>
 
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/Support/raw_ostream.h>
+
 #include <functional>
 #include <string>
 
@@ -30,6 +33,21 @@ struct ElementAccess {
   std::function<std::string(int scalar)> scalar; // a ScalarInput parameter
 };
 
+// `v<id>`: the variable holding node id's value in generated code.
+std::string var(ir::NodeId id);
+// `c = add(a, b)  at app.cpp:7:10`, for comments.
+std::string describe_node(const ir::Graph &g, const ir::Node &n);
+// Node o's value as `want` (a C++ type), from `expr` (its value in
+// value_type) or inlined when it is a constant.
+std::string operand_expr(const ir::Graph &g, ir::NodeId o, const char *want,
+                         const llvm::DenseMap<ir::NodeId, std::string> &expr);
+// `const T v<id> = kiln::scalar::op_<name>(...); // comment` for a
+// pointwise node, operands from `expr`.
+void emit_pointwise_node(llvm::raw_ostream &os, const ir::Graph &g,
+                         ir::NodeId id,
+                         const llvm::DenseMap<ir::NodeId, std::string> &expr,
+                         const std::string &indent);
+
 // The per-element code of kernel `k`: one line per node, each commented
 // with the user's name for the value and its source line.
 std::string element_body(const ir::Graph &g, const sched::Kernel &k,
@@ -41,6 +59,22 @@ int vector_width(const ir::Graph &g, const sched::Kernel &k);
 // Names shared between the CUDA and host emitters.
 std::string kernel_name(const std::string &symbol, int kernel, DType variant,
                         const char *path);
+
+// `,\n    const float *__restrict__ in0, ...`: a CUDA kernel's pointer and
+// scalar parameters for kernel k (inputs, outputs, scalars).
+std::string cuda_params(const ir::Graph &g, const sched::Kernel &k);
+
+// Reduction kernels (Reduce.cpp): CUDA rows/loop/split kernels, CPU
+// rows/split loops, and the host code that picks one and launches it.
+void emit_cuda_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
+                         const std::string &symbol, DType variant,
+                         llvm::raw_ostream &os, std::vector<std::string> &names);
+void emit_cpu_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
+                        const std::string &symbol, DType variant,
+                        llvm::raw_ostream &os);
+// Number of launches a split-mode reduction needs (passes, plus one when a
+// reduced output is only ready after the last pass).
+int split_launches(const ir::Graph &g, const sched::Kernel &k);
 
 // Kernel sources for one specialised graph (appended to `out`), and the
 // names defined.

@@ -14,6 +14,8 @@
 #include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <set>
+
 namespace kiln::codegen {
 
 using ir::NodeId;
@@ -65,8 +67,13 @@ struct Emitter {
   void kernel_refs(const Variant &v) {
     if (!opts.cuda)
       return;
+    static const char *const pointwise[] = {"vec", "s32", "s64"};
+    static const char *const reduction[] = {"rows", "loop", "split"};
     for (size_t ki = 0; ki < v.plan.kernels.size(); ++ki)
-      for (const char *path : {"vec", "s32", "s64"}) {
+      for (const char *path :
+           v.plan.kernels[ki].kind == sched::Kernel::Kind::Reduction
+               ? reduction
+               : pointwise) {
         std::string name = kernel_name(spec.symbol, int(ki), v.dtype, path);
         os << "static kiln::rt::KernelRef " << name << "_ref{&kiln_module, \""
            << name << "\"};\n";
@@ -190,6 +197,218 @@ struct Emitter {
     os << "  }\n";
   }
 
+  // The tensor arguments and reduced values a full value is computed from
+  // (through full pointwise nodes).
+  void full_leaves(const sched::Kernel &k, const ir::Graph &g, NodeId id,
+                   std::set<NodeId> &inputs, bool &reduced) const {
+    const ir::Node &n = g.node(id);
+    if (n.op == Op::Input) {
+      inputs.insert(id);
+      return;
+    }
+    if (k.role[id] == sched::Role::Reduced) {
+      reduced = true;
+      return;
+    }
+    if (k.role[id] == sched::Role::Full)
+      for (NodeId o : n.operands)
+        full_leaves(k, g, o, inputs, reduced);
+  }
+
+  // A reduction kernel's space: the broadcast of its inputs as [outer, R,
+  // inner]; guards that every reduction reads, and every full output is,
+  // a value of that whole shape (eager would broadcast otherwise).
+  void reduction_space(const Variant &v, int ki, const sched::Kernel &k) {
+    const ir::Graph &g = v.graph;
+    std::string n = std::to_string(ki);
+    std::string names;
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      names += (i ? ", " : "") + arg_name(g, g.node(in).arg_index);
+    os << "  kiln::Dims full" << n << ", keep" << n << ", drop" << n << ";\n"
+       << "  if (!kiln::rt::broadcast_shapes(" << size_list(g, k) << ", full"
+       << n << "))\n"
+       << "    return kiln::rt::guard_failed(kFn, \"the shapes of " << names
+       << " do not broadcast\");\n";
+    os << "  kiln::RowSpace sp" << n << ";\n  kiln_reduce_geom geo" << n
+       << ";\n  if (!kiln_row_space(full" << n << ", {";
+    for (auto [i, d] : llvm::enumerate(k.dims))
+      os << (i ? ", " : "") << d;
+    os << "}, sp" << n << ", keep" << n << ", drop" << n << ", geo" << n
+       << "))\n"
+       << "    return kiln::rt::guard_failed(kFn, \"the reduced dims are out of "
+          "range or not adjacent for this shape\");\n";
+    bool extreme = false;
+    for (NodeId r : k.reductions)
+      extreme |= g.node(r).op != Op::Sum;
+    if (extreme)
+      os << "  if (sp" << n << ".R == 0 && sp" << n << ".rows > 0)\n"
+         << "    return kiln::rt::guard_failed(kFn, \"amax, amin and argmax of "
+            "an empty dimension are errors\");\n";
+    std::set<NodeId> all(k.inputs.begin(), k.inputs.end());
+    auto guard_shape = [&](NodeId id, const char *what) {
+      std::set<NodeId> ins;
+      bool reduced = false;
+      full_leaves(k, g, id, ins, reduced);
+      if (ins == all)
+        return; // the broadcast of every input is `full` by definition
+      os << "  {\n    kiln::Dims t;\n    if (!kiln::rt::broadcast_shapes({";
+      bool first = true;
+      for (NodeId in : ins)
+        os << (std::exchange(first, false) ? "&" : ", &") << arg_var(g, in)
+           << ".sizes()";
+      if (reduced)
+        os << (first ? "&keep" : ", &keep") << n;
+      os << "}, t) || !(t == full" << n << "))\n"
+         << "      return kiln::rt::guard_failed(kFn, \"" << what
+         << " does not have the shape of the whole reduction\");\n  }\n";
+    };
+    for (NodeId r : k.reductions)
+      guard_shape(g.node(r).operands[0], "a reduced value");
+    for (NodeId o : k.outputs)
+      if (k.role[o] == sched::Role::Full)
+        guard_shape(o, "an output");
+  }
+
+  void launch_reduction(const Variant &v, int ki, const sched::Kernel &k) {
+    const ir::Graph &g = v.graph;
+    std::string n = std::to_string(ki);
+    std::string sp = "sp" + n;
+    size_t nout = k.outputs.size(), nops = nout + k.inputs.size();
+    int vec = vector_width(g, k);
+    auto name = [&](const char *path) {
+      return kernel_name(spec.symbol, ki, v.dtype, path);
+    };
+    os << "  // kernel " << ki << ": reduction over dims [";
+    for (auto [i, d] : llvm::enumerate(k.dims))
+      os << (i ? ", " : "") << d;
+    os << "], " << k.passes << " pass" << (k.passes == 1 ? "" : "es") << ", "
+       << k.nodes.size() << " ops fused\n";
+    for (NodeId o : k.outputs) {
+      bool full = k.role[o] == sched::Role::Full;
+      os << "  kiln::Tensor " << tensor_var(g, o) << " = kiln::empty("
+         << (full ? "full" : k.drop[o] ? "drop" : "keep") << n
+         << ", kiln::DType::" << dtype_name(g.node(o).type.dtype) << ", dev);\n";
+    }
+    os << "  kiln::RowStrides<" << nops << "> st" << n << ";\n";
+    for (auto [j, o] : llvm::enumerate(k.outputs)) {
+      if (k.role[o] == sched::Role::Full)
+        os << "  kiln_row_strides(" << tensor_var(g, o) << ", full" << n
+           << ", geo" << n << ", st" << n << ".s[" << j << "]);\n";
+      else
+        os << "  st" << n << ".s[" << j << "][0] = " << sp << ".inner, st" << n
+           << ".s[" << j << "][1] = 0, st" << n << ".s[" << j << "][2] = 1;\n";
+    }
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      os << "  if (!kiln_row_strides(" << arg_var(g, in) << ", full" << n
+         << ", geo" << n << ", st" << n << ".s[" << nout + i << "]))\n"
+         << "    return kiln::rt::guard_failed(kFn, \""
+         << arg_name(g, g.node(in).arg_index)
+         << " has a layout the reduction cannot walk as rows\");\n";
+    os << "  if (" << sp << ".rows > 0) {\n";
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      os << "    const " << storage_type(g.node(in).type.dtype) << " *in" << i
+         << " = " << arg_var(g, in) << ".data<const "
+         << storage_type(g.node(in).type.dtype) << ">();\n";
+    for (auto [j, o] : llvm::enumerate(k.outputs))
+      os << "    " << storage_type(g.node(o).type.dtype) << " *out" << j
+         << "_ = " << tensor_var(g, o) << ".data<"
+         << storage_type(g.node(o).type.dtype) << ">();\n";
+    for (auto [i, sc] : llvm::enumerate(k.scalars))
+      os << "    " << storage_type(g.node(sc).type.dtype) << " s" << i << " = "
+         << arg_var(g, sc) << ";\n";
+    // Bytes of split-mode partials: one accumulator per reduction per chunk.
+    auto partial_bytes = [&](const std::string &space) {
+      std::string bytes = "size_t(0)";
+      for (NodeId r : k.reductions) {
+        const ir::Node &rn = g.node(r);
+        std::string et = compute_type(rn.op == Op::Argmax
+                                          ? g.node(rn.operands[0]).type.dtype
+                                          : rn.type.dtype);
+        std::string at =
+            rn.op == Op::Argmax ? "kiln::scalar::ArgAcc<" + et + ">" : et;
+        bytes += " + ((sizeof(" + at + ") * " + space + ".rows * " + space +
+                 ".splits + 15) & ~size_t(15))";
+      }
+      return bytes;
+    };
+    int launches = split_launches(g, k);
+    std::string ptr_args;
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      ptr_args += ", &in" + std::to_string(i);
+    for (size_t j = 0; j < nout; ++j)
+      ptr_args += ", &out" + std::to_string(j) + "_";
+    for (size_t i = 0; i < k.scalars.size(); ++i)
+      ptr_args += ", &s" + std::to_string(i);
+
+    if (opts.cuda) {
+      os << "    if (dev.is_cuda()) {\n";
+      // 16-byte slots when every operand read or written per element is
+      // contiguous along R with aligned rows.
+      os << "      " << sp << ".vec = " << sp << ".inner == 1 && " << sp << ".R % "
+         << vec << " == 0";
+      for (auto [i, in] : llvm::enumerate(k.inputs)) {
+        size_t J = nout + i;
+        os << "\n          && st" << n << ".s[" << J << "][1] == 1 && st" << n
+           << ".s[" << J << "][0] % " << vec << " == 0 && kiln_aligned(in" << i
+           << ", " << vec * element_size(g.node(in).type.dtype) << ")";
+      }
+      for (auto [j, o] : llvm::enumerate(k.outputs))
+        if (k.role[o] == sched::Role::Full)
+          os << "\n          && kiln_aligned(out" << j << "_, "
+             << vec * element_size(g.node(o).type.dtype) << ")";
+      os << ";\n";
+      os << "      unsigned grid, block;\n"
+         << "      const kiln_red_mode mode = kiln_plan_cuda(" << sp << ", " << vec
+         << ", dev, grid, block);\n"
+         << "      switch (mode) {\n"
+         << "      case kiln_rows:\n"
+         << "      case kiln_loop: {\n"
+         << "        void *args[] = {&" << sp << ", &st" << n << ptr_args << "};\n"
+         << "        kiln::rt::launch(mode == kiln_rows ? " << name("rows")
+         << "_ref : " << name("loop") << "_ref, dev, {grid}, {block}, args);\n"
+         << "        break;\n      }\n"
+         << "      case kiln_split: {\n"
+         << "        kiln::Tensor scratch = kiln::empty({int64_t(" << partial_bytes(sp)
+         << ")}, kiln::DType::b8, dev);\n"
+         << "        char *partials = scratch.data<char>();\n"
+         << "        void *args[] = {&" << sp << ", &st" << n << ptr_args
+         << ", &partials};\n"
+         << "        for (int pass = 0; pass < " << launches << "; ++pass) {\n"
+         << "          " << sp << ".pass = pass;\n"
+         << "          kiln::rt::launch(" << name("split")
+         << "_ref, dev, {grid}, {block}, args);\n"
+         << "        }\n"
+         << "        break;\n      }\n      }\n";
+      os << "    } else {\n";
+    } else {
+      os << "    {\n";
+    }
+    os << "      " << name("ctx") << " c{";
+    bool first = true;
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      os << (std::exchange(first, false) ? "" : ", ") << "in" << i;
+    for (size_t j = 0; j < nout; ++j)
+      os << (std::exchange(first, false) ? "" : ", ") << "out" << j << "_";
+    for (size_t i = 0; i < k.scalars.size(); ++i)
+      os << (std::exchange(first, false) ? "" : ", ") << "s" << i;
+    os << (first ? "" : ", ") << sp << ", st" << n << ", nullptr};\n"
+       << "      if (kiln_plan_cpu(c.sp)) {\n"
+       << "        kiln::rt::cpu_launch(\"" << name("cpu_rows") << "\", c.sp.rows, "
+       << "std::max<int64_t>(1, 32768 / std::max<int64_t>(1, c.sp.R)), &"
+       << name("cpu_rows") << ", &c);\n"
+       << "      } else {\n"
+       << "        std::vector<char> partials(" << partial_bytes("c.sp") << ");\n"
+       << "        c.partials = partials.data();\n"
+       << "        for (int pass = 0; pass < " << launches << "; ++pass) {\n"
+       << "          c.sp.pass = pass;\n"
+       << "          kiln::rt::cpu_launch(\"" << name("cpu_split")
+       << "\", c.sp.rows * c.sp.splits, 1, &" << name("cpu_split") << ", &c);\n"
+       << "        }\n"
+       << "      }\n"
+       << "    }\n"
+       << "  }\n";
+  }
+
   void variant_function(const Variant &v, NodeId dispatch) {
     const ir::Graph &g = v.graph;
     kernel_refs(v);
@@ -214,6 +433,10 @@ struct Emitter {
     }
     // Every kernel's iteration space, before anything runs.
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
+      if (k.kind == sched::Kernel::Kind::Reduction) {
+        reduction_space(v, int(ki), k);
+        continue;
+      }
       os << "  kiln::Dims shape" << ki << ";\n";
       os << "  if (!kiln::rt::broadcast_shapes(" << size_list(g, k) << ", shape"
          << ki << "))\n";
@@ -230,7 +453,10 @@ struct Emitter {
       os << "  if (dev.is_cuda() && !kiln_have_cuda)\n"
          << "    return kiln::rt::guard_failed(kFn, kiln_no_cuda_reason);\n";
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
-      launch_kernel(v, int(ki), k);
+      if (k.kind == sched::Kernel::Kind::Reduction)
+        launch_reduction(v, int(ki), k);
+      else
+        launch_kernel(v, int(ki), k);
     for (auto [j, o] : llvm::enumerate(g.outputs))
       os << "  *out" << j << " = " << tensor_var(g, o) << ";\n";
     os << "  kiln::rt::count_compiled();\n  return true;\n}\n\n";

@@ -1,15 +1,19 @@
-// The scheduler for pointwise graphs.
+// The scheduler.
 //
-// Every pointwise output is a function of the tensor arguments it reads,
-// and its shape is the broadcast of theirs. Outputs that read the same set
-// of tensor arguments therefore share one iteration space and fuse into one
-// kernel; a kernel recomputes whatever pointwise producers its outputs need
-// (recomputing a pointwise value is cheaper than a round trip to memory).
+// Pointwise graphs: every pointwise output is a function of the tensor
+// arguments it reads, and its shape is the broadcast of theirs. Outputs
+// that read the same set of tensor arguments therefore share one iteration
+// space and fuse into one kernel; a kernel recomputes whatever pointwise
+// producers its outputs need (cheaper than a round trip to memory).
+//
+// Graphs with reductions: one kernel over [outer, R, inner] with full and
+// reduced values and passes (see schedule.h). What it cannot run yet is an
+// error naming the node, and the function stays eager.
+#include <kiln/passes/passes.h>
 #include <kiln/passes/schedule.h>
 #include <kiln/passes/text.h>
 
 #include <llvm/ADT/STLExtras.h>
-#include <llvm/Support/Format.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <map>
@@ -20,7 +24,7 @@ namespace kiln::sched {
 using ir::NodeId;
 using ir::Op;
 
-// Nodes needed to compute `root`, in topological order (by id).
+// Nodes needed to compute `root` (ascending ids: topological order).
 static std::set<NodeId> closure(const ir::Graph &g, NodeId root) {
   std::set<NodeId> seen;
   std::vector<NodeId> work{root};
@@ -35,15 +39,34 @@ static std::set<NodeId> closure(const ir::Graph &g, NodeId root) {
   return seen;
 }
 
-KernelPlan schedule(const ir::Graph &g) {
+static llvm::Error unsupported(const ir::Graph &g, NodeId id,
+                               const std::string &why) {
+  std::vector<std::string> names = ir::value_names(g);
+  return llvm::make_error<passes::PassError>(id, g.node(id).loc, names[id],
+                                             why);
+}
+
+static void sort_members(const ir::Graph &g, const std::set<NodeId> &members,
+                         Kernel &k) {
+  for (NodeId m : members) {
+    const ir::Node &n = g.node(m);
+    if (n.op == Op::Input)
+      k.inputs.push_back(m);
+    else if (n.op == Op::ScalarInput)
+      k.scalars.push_back(m);
+    else if (n.op != Op::Constant)
+      k.nodes.push_back(m);
+  }
+}
+
+static KernelPlan schedule_pointwise(const ir::Graph &g) {
   KernelPlan plan;
   plan.kernel_of_node.assign(g.nodes.size(), -1);
   std::map<std::set<NodeId>, int> kernel_of_inputs;
   std::vector<std::set<NodeId>> members;
 
   for (NodeId out : g.outputs) {
-    const ir::Node &n = g.node(out);
-    if (!ir::is_pointwise(n.op)) {
+    if (!ir::is_pointwise(g.node(out).op)) {
       plan.passthrough.push_back(out);
       continue;
     }
@@ -52,7 +75,8 @@ KernelPlan schedule(const ir::Graph &g) {
     for (NodeId m : need)
       if (g.node(m).op == Op::Input)
         inputs.insert(m);
-    auto [it, fresh] = kernel_of_inputs.try_emplace(inputs, plan.kernels.size());
+    auto [it, fresh] =
+        kernel_of_inputs.try_emplace(inputs, int(plan.kernels.size()));
     if (fresh) {
       plan.kernels.emplace_back();
       members.emplace_back();
@@ -62,22 +86,146 @@ KernelPlan schedule(const ir::Graph &g) {
       k.outputs.push_back(out);
     members[it->second].insert(need.begin(), need.end());
   }
-
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
-    for (NodeId m : members[ki]) { // std::set: ascending id = topological
-      const ir::Node &n = g.node(m);
-      if (n.op == Op::Input)
-        k.inputs.push_back(m);
-      else if (n.op == Op::ScalarInput)
-        k.scalars.push_back(m);
-      else if (ir::is_pointwise(n.op)) {
-        k.nodes.push_back(m);
-        if (plan.kernel_of_node[m] < 0)
-          plan.kernel_of_node[m] = int(ki);
-      }
-    }
+    sort_members(g, members[ki], k);
+    for (NodeId m : k.nodes)
+      if (plan.kernel_of_node[m] < 0)
+        plan.kernel_of_node[m] = int(ki);
   }
   return plan;
+}
+
+static llvm::Expected<KernelPlan>
+schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
+                   const std::vector<NodeId> &reductions) {
+  KernelPlan plan;
+  plan.kernel_of_node.assign(g.nodes.size(), -1);
+  Kernel k;
+  k.kind = Kernel::Kind::Reduction;
+  const ir::Node &first = g.node(reductions.front());
+  k.dims = first.dims;
+  bool all_dims = k.dims.empty();
+  k.role.assign(g.nodes.size(), Role::None);
+  k.phase.assign(g.nodes.size(), 0);
+
+  k.drop.assign(g.nodes.size(), false);
+  for (NodeId id : members) {
+    const ir::Node &n = g.node(id);
+    auto role_of = [&](NodeId o) { return k.role[o]; };
+    switch (ir::op_info(n.op).kind) {
+    case ir::OpKind::Argument:
+      k.role[id] = n.op == Op::Input ? Role::Full : Role::None;
+      break;
+    case ir::OpKind::Constant:
+      break;
+    case ir::OpKind::Shape: // ReduceSize: R, from the operand's full shape
+      if (role_of(n.operands[0]) != Role::Full || n.dims != k.dims)
+        return unsupported(g, id,
+                           "a size over other dims than the function's "
+                           "reduction is not supported yet");
+      break;
+    case ir::OpKind::Reduction:
+      if (n.dims != k.dims)
+        return unsupported(
+            g, id,
+            "reductions over different dims in one function are not "
+            "supported yet");
+      if (role_of(n.operands[0]) != Role::Full)
+        return unsupported(g, id,
+                           "a reduction of an already reduced value is not "
+                           "supported yet");
+      k.role[id] = Role::Reduced;
+      k.drop[id] = !n.keepdim;
+      k.phase[id] = k.phase[n.operands[0]] + 1;
+      k.reductions.push_back(id);
+      break;
+    case ir::OpKind::Pointwise: {
+      Role r = Role::None;
+      int p = 0;
+      bool any_keep = false, any_drop = false;
+      for (NodeId o : n.operands) {
+        if (role_of(o) == Role::Full)
+          r = Role::Full;
+        else if (role_of(o) == Role::Reduced) {
+          if (r == Role::None)
+            r = Role::Reduced;
+          (k.drop[o] ? any_drop : any_keep) = true;
+        }
+        p = std::max(p, k.phase[o]);
+      }
+      // Without keepdim a reduced value broadcasts against others by
+      // trailing dims, not per row: that is not this kernel's arithmetic
+      // (unless it is 0-d, a reduction over all dims).
+      if (!all_dims && any_drop && (r == Role::Full || any_keep))
+        return unsupported(g, id,
+                           "a reduction with keepdim=false broadcast against "
+                           "a tensor of another shape is not supported yet");
+      k.role[id] = r;
+      k.drop[id] = r == Role::Reduced && any_drop && !any_keep;
+      k.phase[id] = p;
+      break;
+    }
+    case ir::OpKind::Composite:
+      return unsupported(g, id, "composite op left after decomposition");
+    }
+  }
+
+  // Passes: a full value of phase p is computed in pass p; a reduction of
+  // phase p accumulates in pass p - 1.
+  int last = 0;
+  for (NodeId id : members) {
+    if (k.role[id] == Role::Full)
+      last = std::max(last, k.phase[id]);
+    if (ir::is_reduction(g.node(id).op))
+      last = std::max(last, k.phase[id] - 1);
+  }
+  k.passes = last + 1;
+
+  for (NodeId out : g.outputs) {
+    if (!members.count(out) || g.node(out).op == Op::Input) {
+      plan.passthrough.push_back(out);
+      continue;
+    }
+    if (!llvm::is_contained(k.outputs, out))
+      k.outputs.push_back(out);
+  }
+  sort_members(g, members, k);
+
+  // Which passes need each full value (reverse data flow).
+  std::vector<unsigned> need(g.nodes.size(), 0);
+  for (NodeId out : k.outputs)
+    if (k.role[out] == Role::Full)
+      need[out] |= 1u << k.phase[out];
+  for (NodeId r : k.reductions)
+    need[g.node(r).operands[0]] |= 1u << (k.phase[r] - 1);
+  for (auto it = k.nodes.rbegin(); it != k.nodes.rend(); ++it)
+    if (k.role[*it] == Role::Full && ir::is_pointwise(g.node(*it).op))
+      for (NodeId o : g.node(*it).operands)
+        if (k.role[o] == Role::Full)
+          need[o] |= need[*it];
+  for (NodeId in : k.inputs)
+    k.input_reused.push_back((need[in] & (need[in] - 1)) != 0);
+  k.need = std::move(need);
+
+  for (NodeId m : k.nodes)
+    plan.kernel_of_node[m] = 0;
+  plan.kernels.push_back(std::move(k));
+  return plan;
+}
+
+llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
+  std::set<NodeId> members;
+  for (NodeId out : g.outputs) {
+    std::set<NodeId> c = closure(g, out);
+    members.insert(c.begin(), c.end());
+  }
+  std::vector<NodeId> reductions;
+  for (NodeId m : members)
+    if (ir::is_reduction(g.node(m).op))
+      reductions.push_back(m);
+  if (reductions.empty())
+    return schedule_pointwise(g);
+  return schedule_reduction(g, members, reductions);
 }
 
 static std::string loc_str(const ir::Loc &l) {
@@ -91,7 +239,7 @@ static std::string loc_str(const ir::Loc &l) {
 
 std::string describe(const ir::Graph &g, const KernelPlan &plan) {
   std::vector<std::string> names = ir::value_names(g);
-  auto value_name = [&](const ir::Graph &g, NodeId id) {
+  auto value_name = [&](NodeId id) {
     const ir::Node &n = g.node(id);
     return n.op == Op::Constant ? ir::constant_text(n) : names[id];
   };
@@ -100,26 +248,40 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
   os << "plan for @" << g.name << ": " << plan.kernels.size() << " kernel"
      << (plan.kernels.size() == 1 ? "" : "s") << "\n";
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
+    bool red = k.kind == Kernel::Kind::Reduction;
     int read = 0, written = 0;
     for (NodeId i : k.inputs)
       read += element_size(g.node(i).type.dtype);
     for (NodeId o : k.outputs)
-      written += element_size(g.node(o).type.dtype);
-    os << "kernel " << ki << ": pointwise, " << k.nodes.size() << " op"
-       << (k.nodes.size() == 1 ? "" : "s") << " fused; per element reads "
-       << read << " B (" << k.inputs.size() << " tensor"
-       << (k.inputs.size() == 1 ? "" : "s") << "), writes " << written
-       << " B (" << k.outputs.size() << " tensor"
-       << (k.outputs.size() == 1 ? "" : "s") << ")\n";
-    os << "  iteration space: broadcast of";
-    for (NodeId i : k.inputs)
-      os << " " << value_name(g, i);
-    os << "\n";
+      if (!red || k.role[o] == Role::Full)
+        written += element_size(g.node(o).type.dtype);
+    os << "kernel " << ki << ": " << (red ? "reduction" : "pointwise") << ", "
+       << k.nodes.size() << " op" << (k.nodes.size() == 1 ? "" : "s")
+       << " fused; per element reads " << read << " B (" << k.inputs.size()
+       << " tensor" << (k.inputs.size() == 1 ? "" : "s") << "), writes "
+       << written << " B\n";
+    if (red) {
+      os << "  reduces dims=[";
+      for (auto [i, d] : llvm::enumerate(k.dims))
+        os << (i ? ", " : "") << d;
+      os << "]" << (k.dims.empty() ? " (all)" : "") << " in " << k.passes
+         << " pass" << (k.passes == 1 ? "" : "es") << " over the rows\n";
+    } else {
+      os << "  iteration space: broadcast of";
+      for (NodeId i : k.inputs)
+        os << " " << value_name(i);
+      os << "\n";
+    }
     for (NodeId m : k.nodes) {
       const ir::Node &n = g.node(m);
-      os << "  " << value_name(g, m) << " = " << ir::op_info(n.op).name;
+      os << "  " << value_name(m) << " = " << ir::op_info(n.op).name;
       for (auto [oi, o] : llvm::enumerate(n.operands))
-        os << (oi ? ", " : " ") << value_name(g, o);
+        os << (oi ? ", " : " ") << value_name(o);
+      if (red)
+        os << "  [" << (k.role[m] == Role::Full      ? "full, pass "
+                        : k.role[m] == Role::Reduced ? "per row, after pass "
+                                                     : "scalar, pass ")
+           << (k.role[m] == Role::Reduced ? k.phase[m] - 1 : k.phase[m]) << "]";
       std::string l = loc_str(n.loc);
       if (!l.empty())
         os << "    (" << l << ")";
@@ -127,11 +289,11 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
     }
     os << "  writes";
     for (NodeId o : k.outputs)
-      os << " " << value_name(g, o);
+      os << " " << value_name(o);
     os << "\n";
   }
   for (NodeId p : plan.passthrough)
-    os << "output " << value_name(g, p) << ": returned as is (no kernel)\n";
+    os << "output " << value_name(p) << ": returned as is (no kernel)\n";
   return s;
 }
 

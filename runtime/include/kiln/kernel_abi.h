@@ -40,4 +40,24 @@ template <int N> struct OffsetCalc {
   }
 };
 
+// A fused reduction kernel's canonical space [outer, R, inner] (R is the
+// reduced extent; a "row" is one (outer, inner) pair) and how the host
+// code chose to launch it. Elements of a row are handed out in 16-byte
+// "slots" of V elements: thread `lane` of a row owns slots lane,
+// lane + tpr, lane + 2 tpr, ...
+struct RowSpace {
+  int64_t outer = 1, R = 1, inner = 1, rows = 1;
+  int tpr = 32;      // threads per row
+  int vpt = 1;       // slots per thread kept in registers (register mode)
+  int vec = 0;       // 1: every full operand is contiguous along R, aligned
+  int splits = 1;    // split mode: blocks (CPU: work items) per row
+  int64_t chunk = 0; // split mode: elements of a row per split (slot multiple)
+  int pass = 0;      // split mode: the pass this launch runs
+};
+
+// Element strides of N operands along outer, R and inner (0: broadcast).
+template <int N> struct RowStrides {
+  int64_t s[N][3];
+};
+
 } // namespace kiln

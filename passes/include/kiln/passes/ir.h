@@ -184,6 +184,9 @@ private:
 //     widening (FLOAT: to_floating(common); others: common);
 //   result_dtype: the node's result dtype (COMPARE: b8; else compute_dtype);
 //   result_is_scalar: all operands are weak scalars (Python number rules).
+// Reductions and composites: common and compute dtype are operand 0's (SUM
+// computes integers and bools in i64), the result is compute_dtype (INDEX:
+// i64); reduce_size is i64.
 DType common_dtype(Op op, llvm::ArrayRef<Type> operands);
 DType compute_dtype(Op op, llvm::ArrayRef<Type> operands);
 DType result_dtype(Op op, llvm::ArrayRef<Type> operands);

@@ -49,7 +49,8 @@ infer_node_type(const ir::Graph &g, ir::NodeId id,
 // 1. Types of all nodes by the op table's rules; records assumptions.
 llvm::Expected<ir::Graph> infer_types(const ir::Graph &g,
                                       const PassOptions &opts);
-// 2. Replaces ops that have a decomposition in kiln/ops.def, recursively.
+// 2. Replaces ops that have a decomposition in kiln/ops.def, recursively;
+// no composite op (mean, softmax, layer_norm, ...) remains.
 llvm::Expected<ir::Graph> decompose(const ir::Graph &g,
                                     const PassOptions &opts);
 // 3. Merges structurally identical nodes.
@@ -57,7 +58,8 @@ ir::Graph cse(const ir::Graph &g, const PassOptions &opts);
 // 4. Drops nodes the outputs do not use (arguments stay).
 ir::Graph dce(const ir::Graph &g, const PassOptions &opts);
 // 5. Evaluates ops on constants whose result is a weak scalar, with the
-// runtime's formulas (kiln::scalar::op_<name>).
+// runtime's formulas (kiln::scalar::op_<name>), and reduce_size of a
+// statically known shape.
 ir::Graph fold_constants(const ir::Graph &g, const PassOptions &opts);
 // 6. Algebraic identities (IEEE-safe ones; more under unsafe_math).
 ir::Graph simplify(const ir::Graph &g, const PassOptions &opts);

@@ -1,24 +1,52 @@
 // kiln/passes/schedule.h - the scheduler: which nodes run in which kernel.
 //
-// Pointwise nodes that feed the same output iteration space fuse into one
-// kernel (TorchInductor's scheduler, for the pointwise case). Values that
-// a kernel needs from outside are its inputs (graph arguments and constants
-// are passed or inlined; values made by another kernel are read from
-// memory); values the graph returns are its outputs.
+// Pointwise kernels: pointwise nodes that feed outputs of the same
+// iteration space fuse into one kernel (TorchInductor's scheduler, for the
+// pointwise case).
+//
+// Reduction kernels: a graph with reductions over one set of dims runs as
+// one kernel over a canonical space [outer, R, inner], R the reduced
+// extent. Every value is either *full* (one per element of the space) or
+// *reduced* (one per row, i.e. per (outer, inner)). The kernel runs in
+// passes: pass p computes the full values of phase <= p that it needs and
+// accumulates the reductions of phase p; their results are available to
+// later passes. Softmax is three passes (amax, sum, write), layer norm
+// three, RMS norm two, `where(sum(x) > t, 2x, x)` two. How a pass reaches
+// memory (rows in registers, re-reading long rows, one launch per pass
+// for few long rows) is the code generator's choice at run time.
 #pragma once
 
 #include <kiln/passes/ir.h>
+
+#include <llvm/Support/Error.h>
 
 #include <string>
 #include <vector>
 
 namespace kiln::sched {
 
+enum class Role : uint8_t { None, Full, Reduced };
+
 struct Kernel {
+  enum class Kind : uint8_t { Pointwise, Reduction } kind = Kind::Pointwise;
   std::vector<ir::NodeId> nodes;   // computed in the kernel, topological order
   std::vector<ir::NodeId> inputs;  // tensor values read from memory, in order
   std::vector<ir::NodeId> scalars; // ScalarInput nodes passed by value
   std::vector<ir::NodeId> outputs; // values written to memory, in order
+
+  // Reduction kernels only.
+  llvm::SmallVector<int64_t, 2> dims; // as written; empty = all dims
+  // Per graph node: a reduced value without the reduced dims (from
+  // keepdim=false reductions) rather than with them as size 1.
+  std::vector<bool> drop;
+  std::vector<ir::NodeId> reductions; // reduction nodes, topological order
+  int passes = 1;                     // 1 + the longest chain of reductions
+  std::vector<Role> role;   // per graph node
+  std::vector<int> phase;   // per graph node: the pass that can compute it
+  // Per graph node: bit p is set when the full value is used in pass p.
+  std::vector<unsigned> need;
+  // Inputs read in more than one pass (worth keeping in registers).
+  std::vector<bool> input_reused; // per entry of `inputs`
 };
 
 struct KernelPlan {
@@ -29,10 +57,12 @@ struct KernelPlan {
   std::vector<int> kernel_of_node;
 };
 
-KernelPlan schedule(const ir::Graph &g);
+// Fails (with a message naming the node) on graphs the code generator
+// cannot run yet, e.g. reductions over two different sets of dims.
+llvm::Expected<KernelPlan> schedule(const ir::Graph &g);
 
 // Human-readable plan: per kernel, the ops it fuses (with source lines),
-// what it reads and writes per element.
+// its passes, what it reads and writes per element.
 std::string describe(const ir::Graph &g, const KernelPlan &plan);
 
 } // namespace kiln::sched

@@ -7,7 +7,8 @@
 //     %two: f64 = const 2.0
 //     %b: f32[*] = mul %a, %two
 //     %c: f32[*] = add %b, 1.0
-//     return %c
+//     %s: f32[s0, 1] = sum %y {dims=[-1], keepdim=true}
+//     return %c, %s
 //   }
 //
 // A type is `<dtype>[dims]` for a tensor (`[*]` unknown rank, `[]` rank 0,
@@ -16,7 +17,11 @@
 // may be omitted (type inference fills them); the printer always prints
 // them, and parse(print(g)) prints as g. Operands are values or numeric
 // literals (a literal becomes a Constant node: f64 when written with `.`,
-// an exponent, inf or nan, else i64). Statements end at a newline or `;`.
+// an exponent, inf or nan, else i64). Reductions, composites and
+// reduce_size take attributes after the operands: `{dims=[...]}` (the dims
+// reduced, negative from the end, `[]` for all) and optionally
+// `keepdim=true|false` (default false); other ops take none. Statements end
+// at a newline or `;`.
 // `# assume: <relation>` inside a graph body is Graph::assumptions.
 #pragma once
 
@@ -35,6 +40,9 @@ std::string to_string(const Shape &s); // "[*]", "[]", "[s0, 4]"
 std::string to_string(const Type &t);  // "f32[s0, 4]", "f64"
 // A Constant node's value as KIR writes it ("2.0", "-0.0", "nan", "3").
 std::string constant_text(const Node &n);
+// The attributes of a reduction, composite or reduce_size node as KIR
+// writes them ("{dims=[-1], keepdim=true}"); "" for other ops.
+std::string attributes_text(const Node &n);
 
 // The name the printer gives each node: `%name` when the name is a unique
 // identifier in the graph, else `%<n>`, n being the node id when the

@@ -1,0 +1,552 @@
+// Fused reduction kernels (see schedule.h for the model: full and reduced
+// values, passes over a row). Each kernel is emitted as:
+//   CUDA rows   a row (or a warp's row) per thread group, the inputs read in
+//               more than one pass kept in registers: one read of memory;
+//   CUDA loop   rows too long for registers: each pass re-reads the row;
+//   CUDA split  few long rows: each pass is a launch over row chunks, the
+//               reductions combined through per-chunk partials (in fixed
+//               order: results are deterministic);
+//   CPU rows    rows in parallel, each pass a blocked loop over the row;
+//   CPU split   few long rows: chunks in parallel, as CUDA split.
+// The host code (HostFunction.cpp) picks one at run time.
+#include "Emit.h"
+
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace kiln::codegen {
+
+using ir::NodeId;
+using ir::Op;
+using sched::Role;
+
+namespace {
+
+struct Red {
+  const ir::Graph &g;
+  const sched::Kernel &k;
+  int ki;
+  const std::string &symbol;
+  DType variant;
+  size_t nout = k.outputs.size(), nin = k.inputs.size();
+
+  std::string name(const char *path) const {
+    return kernel_name(symbol, ki, variant, path);
+  }
+  const char *op_name(NodeId r) const { return ir::op_info(g.node(r).op).name; }
+  bool is_argmax(NodeId r) const { return g.node(r).op == Op::Argmax; }
+  // The type elements are combined in, and the accumulator's type.
+  std::string elem_type(NodeId r) const {
+    const ir::Node &n = g.node(r);
+    return compute_type(is_argmax(r) ? g.node(n.operands[0]).type.dtype
+                                     : n.type.dtype);
+  }
+  std::string acc_type(NodeId r) const {
+    return is_argmax(r) ? "kiln::scalar::ArgAcc<" + elem_type(r) + ">"
+                        : elem_type(r);
+  }
+  std::string init(NodeId r) const {
+    return "kiln::scalar::init_" + std::string(op_name(r)) + "<" +
+           elem_type(r) + ">()";
+  }
+  std::string acc(NodeId r) const { return "acc" + std::to_string(r); }
+  std::string combine(NodeId r, const std::string &into,
+                      const std::string &value) const {
+    return into + " = kiln::scalar::combine_" + op_name(r) + "(" + into +
+           ", " + value + ");";
+  }
+  std::string functor(NodeId r) const {
+    return "kiln_red_" + std::string(op_name(r));
+  }
+
+  std::vector<NodeId> reductions_in(int pass) const {
+    std::vector<NodeId> rs;
+    for (NodeId r : k.reductions)
+      if (k.phase[r] - 1 == pass)
+        rs.push_back(r);
+    return rs;
+  }
+  bool full(NodeId id) const { return k.role[id] == Role::Full; }
+  bool needed(NodeId id, int pass) const { return (k.need[id] >> pass) & 1; }
+  int out_phase(size_t j) const { return k.phase[k.outputs[j]]; }
+  bool out_full(size_t j) const { return full(k.outputs[j]); }
+  const char *storage(NodeId id) const { return storage_type(g.node(id).type.dtype); }
+
+  // The last launch of split mode (a reduced output may be ready only
+  // after the last pass).
+  int last_launch() const {
+    int last = k.passes - 1;
+    for (size_t j = 0; j < nout; ++j)
+      if (!out_full(j))
+        last = std::max(last, out_phase(j));
+    return last;
+  }
+
+  llvm::DenseMap<NodeId, std::string> row_values() const {
+    llvm::DenseMap<NodeId, std::string> expr;
+    for (auto [i, sc] : llvm::enumerate(k.scalars))
+      expr[sc] = "s" + std::to_string(i);
+    for (NodeId id : k.nodes)
+      if (!full(id))
+        expr[id] = var(id);
+    return expr;
+  }
+
+  // `o`, `i`, and each operand's base offset b<j> and R stride rs<j>.
+  void row_setup(llvm::raw_ostream &os, const std::string &ind) const {
+    os << ind << "const int64_t o = row / sp.inner, i = row - o * sp.inner;\n";
+    for (size_t j = 0; j < nout + nin; ++j)
+      os << ind << "const int64_t b" << j << " = o * st.s[" << j
+         << "][0] + i * st.s[" << j << "][2], rs" << j << " = st.s[" << j
+         << "][1];\n";
+  }
+
+  // Values that do not depend on the row's elements: sizes and scalar math.
+  void prologue(llvm::raw_ostream &os, const std::string &ind) const {
+    auto expr = row_values();
+    for (NodeId id : k.nodes) {
+      if (k.role[id] != Role::None)
+        continue;
+      if (g.node(id).op == Op::ReduceSize)
+        os << ind << "const int64_t " << var(id) << " = R; // "
+           << describe_node(g, g.node(id)) << "\n";
+      else
+        emit_pointwise_node(os, g, id, expr, ind);
+    }
+  }
+
+  void declare_accumulators(llvm::raw_ostream &os, int pass,
+                            const std::string &ind,
+                            const std::string &prefix = "acc") const {
+    for (NodeId r : reductions_in(pass))
+      os << ind << acc_type(r) << " " << prefix << r << " = " << init(r)
+         << ";\n";
+  }
+
+  // One element of pass `pass`: its inputs' values, the full values the
+  // pass needs, accumulation, and the full outputs of this phase.
+  void element(llvm::raw_ostream &os, int pass,
+               const std::function<std::string(size_t)> &load,
+               const std::function<std::string(size_t, const std::string &)>
+                   &store,
+               const std::string &index, const std::string &prefix,
+               const std::string &ind) const {
+    auto expr = row_values();
+    for (auto [i, in] : llvm::enumerate(k.inputs)) {
+      if (!needed(in, pass))
+        continue;
+      os << ind << "const " << value_type(g.node(in)) << " " << var(in)
+         << " = kiln::scalar::load(" << load(i) << ");";
+      if (!g.node(in).name.empty())
+        os << " // " << g.node(in).name;
+      os << "\n";
+      expr[in] = var(in);
+    }
+    for (NodeId id : k.nodes) {
+      if (!full(id) || !needed(id, pass))
+        continue;
+      emit_pointwise_node(os, g, id, expr, ind);
+      expr[id] = var(id);
+    }
+    for (NodeId r : reductions_in(pass)) {
+      std::string v = operand_expr(g, g.node(r).operands[0],
+                                   elem_type(r).c_str(), expr);
+      if (is_argmax(r))
+        v = acc_type(r) + "{" + v + ", " + index + "}";
+      os << ind << combine(r, prefix + std::to_string(r), v) << " // "
+         << describe_node(g, g.node(r)) << "\n";
+    }
+    for (size_t j = 0; j < nout; ++j) {
+      NodeId o = k.outputs[j];
+      if (!out_full(j) || out_phase(j) != pass)
+        continue;
+      os << ind
+         << store(j, "kiln::scalar::store<" + std::string(storage(o)) + ">(" +
+                         operand_expr(g, o, value_type(g.node(o)), expr) + ")")
+         << "\n";
+    }
+  }
+
+  // After the reductions of `pass` are complete: their results, the
+  // per-row values they make ready, and the reduced outputs among them.
+  void epilogue(llvm::raw_ostream &os, int pass,
+                const std::function<std::string(size_t, const std::string &)>
+                    &store,
+                const std::string &ind, bool write_outputs = true) const {
+    auto expr = row_values();
+    for (NodeId r : reductions_in(pass))
+      os << ind << "const " << value_type(g.node(r)) << " " << var(r) << " = "
+         << acc(r) << (is_argmax(r) ? ".index" : "") << "; // "
+         << describe_node(g, g.node(r)) << "\n";
+    for (NodeId id : k.nodes)
+      if (k.role[id] == Role::Reduced && !ir::is_reduction(g.node(id).op) &&
+          k.phase[id] == pass + 1)
+        emit_pointwise_node(os, g, id, expr, ind);
+    for (size_t j = 0; j < nout && write_outputs; ++j) {
+      NodeId o = k.outputs[j];
+      if (out_full(j) || out_phase(j) != pass + 1)
+        continue;
+      os << ind
+         << store(j, "kiln::scalar::store<" + std::string(storage(o)) + ">(" +
+                         operand_expr(g, o, value_type(g.node(o)), expr) + ")")
+         << "\n";
+    }
+  }
+
+  std::string in_ptr(size_t i) const { return "in" + std::to_string(i); }
+  size_t in_op(size_t i) const { return nout + i; } // RowStrides operand
+
+  // ---- CUDA ----
+
+  std::string header(const char *what) const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "// @" << g.name << ", kernel " << ki << " (reduction, " << k.nodes.size()
+       << " ops, " << k.passes << " pass" << (k.passes == 1 ? "" : "es") << "), "
+       << dtype_name(variant) << " variant: " << what << "\n";
+    return s;
+  }
+
+  // Loads of input i for the slot starting at element e (16-byte vector
+  // when sp.vec, else element by element below `limit`).
+  void load_slot(llvm::raw_ostream &os, const std::string &dst, size_t i,
+                 const std::string &limit, const std::string &ind) const {
+    size_t J = in_op(i);
+    os << ind << "if (sp.vec) {\n"
+       << ind << "  " << dst << " = kiln_vec_load<V>(" << in_ptr(i) << " + b" << J
+       << " + e);\n"
+       << ind << "} else {\n"
+       << ind << "#pragma unroll\n"
+       << ind << "  for (int j = 0; j < V; ++j)\n"
+       << ind << "    if (e + j < " << limit << ")\n"
+       << ind << "      " << dst << ".v[j] = " << in_ptr(i) << "[b" << J
+       << " + (e + j) * rs" << J << "];\n"
+       << ind << "}\n";
+  }
+
+  // The body of one slot of pass `pass`, elements e .. e+V-1 below `limit`.
+  void cuda_slot(llvm::raw_ostream &os, int pass, bool cached,
+                 const std::string &limit, const std::string &ind) const {
+    for (auto [i, in] : llvm::enumerate(k.inputs)) {
+      if (!needed(in, pass) || (cached && k.input_reused[i]))
+        continue;
+      os << ind << "kiln_vec<" << storage(in) << ", V> x" << i << ";\n";
+      load_slot(os, "x" + std::to_string(i), i, limit, ind);
+    }
+    for (size_t j = 0; j < nout; ++j)
+      if (out_full(j) && out_phase(j) == pass)
+        os << ind << "kiln_vec<" << storage(k.outputs[j]) << ", V> y" << j
+           << ";\n";
+    // Predicated, not `break`: the loop must unroll fully so that the
+    // slot arrays stay in registers.
+    os << ind << "#pragma unroll\n"
+       << ind << "for (int j = 0; j < V; ++j) {\n"
+       << ind << "  const " << (cached ? "int" : "int64_t") << " r = e + j;\n"
+       << ind << "  if (r < " << limit << ") {\n";
+    auto load = [&](size_t i) {
+      return (cached && k.input_reused[i] ? "c" + std::to_string(i) + "[k]"
+                                          : "x" + std::to_string(i)) +
+             ".v[j]";
+    };
+    auto store = [](size_t j, const std::string &v) {
+      return "y" + std::to_string(j) + ".v[j] = " + v + ";";
+    };
+    element(os, pass, load, store, "r", "acc", ind + "    ");
+    os << ind << "  }\n" << ind << "}\n";
+    for (size_t j = 0; j < nout; ++j) {
+      if (!out_full(j) || out_phase(j) != pass)
+        continue;
+      os << ind << "if (sp.vec) {\n"
+         << ind << "  kiln_vec_store(out" << j << " + b" << j << " + e, y" << j
+         << ");\n"
+         << ind << "} else {\n"
+         << ind << "#pragma unroll\n"
+         << ind << "  for (int j = 0; j < V; ++j)\n"
+         << ind << "    if (e + j < " << limit << ")\n"
+         << ind << "      out" << j << "[b" << j << " + (e + j) * rs" << j
+         << "] = y" << j << ".v[j];\n"
+         << ind << "}\n";
+    }
+  }
+
+  void row_reduce(llvm::raw_ostream &os, int pass, const std::string &ind) const {
+    for (NodeId r : reductions_in(pass))
+      os << ind << acc(r) << " = kiln_row_reduce<" << functor(r) << ">(" << acc(r)
+         << ", tpr, reinterpret_cast<" << acc_type(r) << " *>(kiln_smem));\n";
+  }
+
+  std::string kernel_open(const std::string &kname, bool partials) const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "extern \"C\" __global__ void __launch_bounds__(512)\n"
+       << kname << "(const kiln::RowSpace sp, const kiln::RowStrides<"
+       << nout + nin << "> st" << cuda_params(g, k)
+       << (partials ? ",\n    char *__restrict__ partials" : "") << ") {\n"
+       << "  constexpr int V = " << vector_width(g, k) << ";\n"
+       << "  __shared__ double kiln_smem[64]; // block reductions: 32 x 16 B\n"
+       << "  const int64_t R = sp.R;\n";
+    return s;
+  }
+
+  void cuda_rows(llvm::raw_ostream &os, bool cached) const {
+    std::string kname = name(cached ? "rows" : "loop");
+    os << header(cached ? "a row per thread group, reused inputs in registers"
+                        : "a row per block, each pass re-reads the row");
+    os << kernel_open(kname, false);
+    if (cached)
+      os << "  constexpr int SLOTS = 4;\n";
+    os << "  const int tpr = sp.tpr;\n"
+       << "  const int lane = threadIdx.x % tpr;\n"
+       << "  const int64_t groups = blockDim.x / tpr;\n"
+       << "  for (int64_t row = int64_t(blockIdx.x) * groups + threadIdx.x / tpr;"
+          " row < sp.rows; row += int64_t(gridDim.x) * groups) {\n";
+    std::string ind = "    ";
+    row_setup(os, ind);
+    prologue(os, ind);
+    if (cached)
+      for (auto [i, in] : llvm::enumerate(k.inputs)) {
+        if (!k.input_reused[i])
+          continue;
+        os << ind << "kiln_vec<" << storage(in) << ", V> c" << i
+           << "[SLOTS]; // " << (g.node(in).name.empty() ? "input" : g.node(in).name)
+           << ", kept for " << "every pass\n"
+           << ind << "#pragma unroll\n"
+           << ind << "for (int k = 0; k < SLOTS; ++k) {\n"
+           << ind << "  const int e = (lane + k * tpr) * V;\n"
+           << ind << "  if (k < sp.vpt && e < R) {\n";
+        load_slot(os, "c" + std::to_string(i) + "[k]", i, "R", ind + "    ");
+        os << ind << "  }\n" << ind << "}\n";
+      }
+    auto store_reduced = [](size_t j, const std::string &v) {
+      return "if (lane == 0)\n        out" + std::to_string(j) + "[b" +
+             std::to_string(j) + "] = " + v + ";";
+    };
+    for (int p = 0; p < k.passes; ++p) {
+      os << ind << "// pass " << p << "\n";
+      declare_accumulators(os, p, ind);
+      if (cached) {
+        os << ind << "#pragma unroll\n"
+           << ind << "for (int k = 0; k < SLOTS; ++k) {\n"
+           << ind << "  const int e = (lane + k * tpr) * V;\n"
+           << ind << "  if (k < sp.vpt && e < R) {\n";
+        cuda_slot(os, p, cached, "R", ind + "    ");
+        os << ind << "  }\n" << ind << "}\n";
+      } else {
+        os << ind << "for (int64_t e = int64_t(lane) * V; e < R; e += int64_t(tpr) * V) {\n";
+        cuda_slot(os, p, cached, "R", ind + "  ");
+        os << ind << "}\n";
+      }
+      row_reduce(os, p, ind);
+      epilogue(os, p, store_reduced, ind);
+    }
+    os << "  }\n}\n\n";
+  }
+
+  // Partial buffers: one per reduction, rows * splits accumulators each.
+  void partial_pointers(llvm::raw_ostream &os, const std::string &ind) const {
+    os << ind << "size_t poff = 0;\n";
+    for (NodeId r : k.reductions)
+      os << ind << acc_type(r) << " *part" << r << " = reinterpret_cast<"
+         << acc_type(r) << " *>(partials + poff);\n"
+         << ind << "poff += (sizeof(" << acc_type(r)
+         << ") * sp.rows * sp.splits + 15) & ~size_t(15);\n";
+  }
+
+  void cuda_split(llvm::raw_ostream &os) const {
+    os << header("few long rows, one launch per pass over row chunks");
+    os << kernel_open(name("split"), true);
+    os << "  const int tpr = blockDim.x, lane = threadIdx.x;\n"
+       << "  const int64_t row = blockIdx.x / sp.splits, split = blockIdx.x % "
+          "sp.splits;\n";
+    std::string ind = "  ";
+    row_setup(os, ind);
+    prologue(os, ind);
+    partial_pointers(os, ind);
+    for (int launch = 0; launch <= last_launch(); ++launch) {
+      os << ind << "if (sp.pass == " << launch << ") {\n";
+      std::string in2 = ind + "  ";
+      for (int q = 0; q < launch && q < k.passes; ++q) {
+        os << in2 << "// the reductions of pass " << q << ", from the partials\n";
+        declare_accumulators(os, q, in2);
+        for (NodeId r : reductions_in(q))
+          os << in2 << "for (int64_t s = lane; s < sp.splits; s += tpr)\n"
+             << in2 << "  " << combine(r, acc(r), "part" + std::to_string(r) +
+                                                   "[row * sp.splits + s]")
+             << "\n";
+        row_reduce(os, q, in2);
+        // A reduced output is written once, by the first launch that has it.
+        auto store_reduced = [&](size_t j, const std::string &v) {
+          return "if (split == 0 && lane == 0)\n" + in2 + "  out" +
+                 std::to_string(j) + "[b" + std::to_string(j) + "] = " + v + ";";
+        };
+        epilogue(os, q, store_reduced, in2, q + 1 == launch);
+      }
+      if (launch < k.passes) {
+        os << in2 << "// pass " << launch << " over this block's chunk\n";
+        declare_accumulators(os, launch, in2);
+        os << in2 << "const int64_t lo = split * sp.chunk;\n"
+           << in2 << "const int64_t hi = lo + sp.chunk < R ? lo + sp.chunk : R;\n"
+           << in2 << "for (int64_t e = lo + int64_t(lane) * V; e < hi; e += "
+                     "int64_t(tpr) * V) {\n";
+        cuda_slot(os, launch, false, "hi", in2 + "  ");
+        os << in2 << "}\n";
+        row_reduce(os, launch, in2);
+        for (NodeId r : reductions_in(launch))
+          os << in2 << "if (lane == 0)\n"
+             << in2 << "  part" << r << "[row * sp.splits + split] = " << acc(r)
+             << ";\n";
+      }
+      os << ind << "}\n";
+    }
+    os << "}\n\n";
+  }
+
+  // ---- CPU ----
+
+  std::string ctx() const { return name("ctx"); }
+
+  void cpu_unpack(llvm::raw_ostream &os) const {
+    os << "  const auto &c = *static_cast<const " << ctx() << " *>(p);\n"
+       << "  const kiln::RowSpace &sp = c.sp;\n"
+       << "  const auto &st = c.st;\n"
+       << "  const int64_t R = sp.R;\n";
+    for (size_t i = 0; i < nin; ++i)
+      os << "  const auto *in" << i << " = c.in" << i << ";\n";
+    for (size_t j = 0; j < nout; ++j)
+      os << "  auto *out" << j << " = c.out" << j << ";\n";
+    for (auto [i, sc] : llvm::enumerate(k.scalars))
+      os << "  const " << storage(sc) << " s" << i << " = c.s" << i << ";\n";
+  }
+
+  // Pass `pass` over elements [from, to) of the row, accumulating in blocks
+  // of 4096 (blocked summation keeps long float sums accurate).
+  void cpu_pass(llvm::raw_ostream &os, int pass, const std::string &from,
+                const std::string &to, const std::string &ind) const {
+    auto reds = reductions_in(pass);
+    os << ind << "for (int64_t rb = " << from << "; rb < " << to
+       << "; rb += 4096) {\n";
+    std::string in2 = ind + "  ";
+    declare_accumulators(os, pass, in2, "blk");
+    os << in2 << "const int64_t re = rb + 4096 < " << to << " ? rb + 4096 : "
+       << to << ";\n"
+       << in2 << "for (int64_t r = rb; r < re; ++r) {\n";
+    auto load = [&](size_t i) {
+      return "in" + std::to_string(i) + "[b" + std::to_string(in_op(i)) +
+             " + r * rs" + std::to_string(in_op(i)) + "]";
+    };
+    auto store = [](size_t j, const std::string &v) {
+      return "out" + std::to_string(j) + "[b" + std::to_string(j) + " + r * rs" +
+             std::to_string(j) + "] = " + v + ";";
+    };
+    element(os, pass, load, store, "r", "blk", in2 + "  ");
+    os << in2 << "}\n";
+    for (NodeId r : reds)
+      os << in2 << combine(r, acc(r), "blk" + std::to_string(r)) << "\n";
+    os << ind << "}\n";
+  }
+
+  void cpu_ctx(llvm::raw_ostream &os) const {
+    os << "struct " << ctx() << " {\n";
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      os << "  const " << storage(in) << " *in" << i << ";\n";
+    for (auto [j, o] : llvm::enumerate(k.outputs))
+      os << "  " << storage(o) << " *out" << j << ";\n";
+    for (auto [i, sc] : llvm::enumerate(k.scalars))
+      os << "  " << storage(sc) << " s" << i << ";\n";
+    os << "  kiln::RowSpace sp;\n"
+       << "  kiln::RowStrides<" << nout + nin << "> st;\n"
+       << "  char *partials; // split mode\n"
+       << "};\n\n";
+  }
+
+  void cpu_rows(llvm::raw_ostream &os) const {
+    os << "static void " << name("cpu_rows")
+       << "(int64_t begin, int64_t end, void *p) {\n";
+    cpu_unpack(os);
+    os << "  for (int64_t row = begin; row < end; ++row) {\n";
+    std::string ind = "    ";
+    row_setup(os, ind);
+    prologue(os, ind);
+    auto store_reduced = [](size_t j, const std::string &v) {
+      return "out" + std::to_string(j) + "[b" + std::to_string(j) + "] = " + v + ";";
+    };
+    for (int p = 0; p < k.passes; ++p) {
+      os << ind << "// pass " << p << "\n";
+      declare_accumulators(os, p, ind);
+      cpu_pass(os, p, "0", "R", ind);
+      epilogue(os, p, store_reduced, ind);
+    }
+    os << "  }\n}\n\n";
+  }
+
+  void cpu_split(llvm::raw_ostream &os) const {
+    os << "static void " << name("cpu_split")
+       << "(int64_t begin, int64_t end, void *p) {\n";
+    cpu_unpack(os);
+    os << "  char *partials = c.partials;\n"
+       << "  for (int64_t w = begin; w < end; ++w) {\n"
+       << "    const int64_t row = w / sp.splits, split = w % sp.splits;\n";
+    std::string ind = "    ";
+    row_setup(os, ind);
+    prologue(os, ind);
+    partial_pointers(os, ind);
+    for (int launch = 0; launch <= last_launch(); ++launch) {
+      os << ind << "if (sp.pass == " << launch << ") {\n";
+      std::string in2 = ind + "  ";
+      for (int q = 0; q < launch && q < k.passes; ++q) {
+        declare_accumulators(os, q, in2);
+        for (NodeId r : reductions_in(q))
+          os << in2 << "for (int64_t s = 0; s < sp.splits; ++s)\n"
+             << in2 << "  " << combine(r, acc(r), "part" + std::to_string(r) +
+                                                   "[row * sp.splits + s]")
+             << "\n";
+        auto store_reduced = [&](size_t j, const std::string &v) {
+          return "if (split == 0)\n" + in2 + "  out" + std::to_string(j) + "[b" +
+                 std::to_string(j) + "] = " + v + ";";
+        };
+        epilogue(os, q, store_reduced, in2, q + 1 == launch);
+      }
+      if (launch < k.passes) {
+        declare_accumulators(os, launch, in2);
+        os << in2 << "const int64_t lo = split * sp.chunk;\n"
+           << in2 << "const int64_t hi = lo + sp.chunk < R ? lo + sp.chunk : R;\n";
+        cpu_pass(os, launch, "lo", "hi", in2);
+        for (NodeId r : reductions_in(launch))
+          os << in2 << "part" << r << "[row * sp.splits + split] = " << acc(r)
+             << ";\n";
+      }
+      os << ind << "}\n";
+    }
+    os << "  }\n}\n\n";
+  }
+};
+
+} // namespace
+
+int split_launches(const ir::Graph &g, const sched::Kernel &k) {
+  std::string none;
+  return Red{g, k, 0, none, DType::f32}.last_launch() + 1;
+}
+
+void emit_cuda_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
+                         const std::string &symbol, DType variant,
+                         llvm::raw_ostream &os, std::vector<std::string> &names) {
+  Red red{g, k, ki, symbol, variant};
+  red.cuda_rows(os, /*cached=*/true);
+  red.cuda_rows(os, /*cached=*/false);
+  red.cuda_split(os);
+  names.insert(names.end(), {red.name("rows"), red.name("loop"), red.name("split")});
+}
+
+void emit_cpu_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
+                        const std::string &symbol, DType variant,
+                        llvm::raw_ostream &os) {
+  Red red{g, k, ki, symbol, variant};
+  os << "// @" << g.name << ", kernel " << ki << " (reduction), "
+     << dtype_name(variant) << " variant, CPU\n";
+  red.cpu_ctx(os);
+  red.cpu_rows(os);
+  red.cpu_split(os);
+}
+
+} // namespace kiln::codegen

@@ -404,10 +404,9 @@ enum kiln_red_mode { kiln_rows, kiln_loop, kiln_split };
 // long ones), a block re-reading the row per pass when it does not, and a
 // row split over blocks (one launch per pass) when there are too few rows
 // to fill the GPU.
-[[maybe_unused]] inline kiln_red_mode kiln_plan_cuda(kiln::RowSpace &sp, int V,
-                                                     kiln::Device dev,
-                                                     unsigned &grid,
-                                                     unsigned &block) {
+[[maybe_unused]] inline kiln_red_mode
+kiln_plan_cuda(kiln::RowSpace &sp, int V, int slots_per_thread,
+               kiln::Device dev, unsigned &grid, unsigned &block) {
   const int64_t sms = kiln::rt::multiprocessor_count(dev);
   const int64_t slots = (sp.R + V - 1) / V;
   if (sp.rows < 2 * sms && sp.R >= 16384) {
@@ -420,9 +419,9 @@ enum kiln_red_mode { kiln_rows, kiln_loop, kiln_split };
     grid = unsigned(sp.rows * sp.splits);
     return kiln_split;
   }
-  if (slots <= 512 * 4) { // the rows kernel keeps 4 slots per thread
+  if (slots <= 512 * slots_per_thread) { // fits the rows kernel's registers
     int64_t t = 32;
-    while (t < 512 && t * 4 < slots)
+    while (t < 512 && t * slots_per_thread < slots)
       t *= 2;
     sp.tpr = int(t);
     sp.vpt = int((slots + t - 1) / t);

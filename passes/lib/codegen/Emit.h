@@ -72,6 +72,8 @@ void emit_cuda_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
 void emit_cpu_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
                         const std::string &symbol, DType variant,
                         llvm::raw_ostream &os);
+// Slots of 16 bytes per thread the rows kernel keeps in registers.
+int register_slots(const ir::Graph &g, const sched::Kernel &k);
 // Number of launches a split-mode reduction needs (passes, plus one when a
 // reduced output is only ready after the last pass).
 int split_launches(const ir::Graph &g, const sched::Kernel &k);

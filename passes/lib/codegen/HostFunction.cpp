@@ -359,7 +359,7 @@ struct Emitter {
       os << ";\n";
       os << "      unsigned grid, block;\n"
          << "      const kiln_red_mode mode = kiln_plan_cuda(" << sp << ", " << vec
-         << ", dev, grid, block);\n"
+         << ", " << register_slots(g, k) << ", dev, grid, block);\n"
          << "      switch (mode) {\n"
          << "      case kiln_rows:\n"
          << "      case kiln_loop: {\n"

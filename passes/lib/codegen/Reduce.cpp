@@ -294,7 +294,8 @@ struct Red {
                         : "a row per block, each pass re-reads the row");
     os << kernel_open(kname, false);
     if (cached)
-      os << "  constexpr int SLOTS = 4;\n";
+      os << "  constexpr int SLOTS = " << register_slots(g, k)
+         << "; // sp.vpt <= SLOTS; 32-bit indices: R <= 512 * SLOTS * V\n";
     os << "  const int tpr = sp.tpr;\n"
        << "  const int lane = threadIdx.x % tpr;\n"
        << "  const int64_t groups = blockDim.x / tpr;\n"
@@ -522,6 +523,12 @@ struct Red {
 };
 
 } // namespace
+
+int register_slots(const ir::Graph &g, const sched::Kernel &k) {
+  // 16 elements of each reused input per thread (4 slots of f32, 2 of
+  // bf16): more makes ptxas spill in the longer kernels (layer norm).
+  return std::clamp(16 / vector_width(g, k), 2, 4);
+}
 
 int split_launches(const ir::Graph &g, const sched::Kernel &k) {
   std::string none;

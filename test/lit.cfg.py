@@ -32,6 +32,9 @@ config.substitutions.append(("%kiln_link", link))
 config.substitutions.append(
     ("%kiln_verify", f"{cxx} {common} -fsyntax-only -fplugin={plugin} -Xclang -verify"))
 config.substitutions.append(("%kiln_opt", os.path.join(obj, "bin", "kiln-opt")))
+# Plugin arguments: print rewrites and generated code; remarks.
+config.substitutions.append(("%kiln_dump", "-fplugin-arg-kiln-dump"))
+config.substitutions.append(("%kiln_remarks", "-fplugin-arg-kiln-remarks"))
 
 # FileCheck, not, count from LLVM 19's tools.
 config.environment["PATH"] = os.pathsep.join(
@@ -61,3 +64,9 @@ if have_cuda_gpu():
     config.available_features.add("cuda-gpu")
 else:
     lit_config.note("no CUDA GPU here: tests marked REQUIRES: cuda-gpu are skipped (UNSUPPORTED)")
+
+# Compilers for checking that generated code compiles (codegen suite).
+config.substitutions.append(("%clangxx", cxx))
+config.substitutions.append(("%kiln_include", include))
+if config.kiln_have_cuda:
+    config.substitutions.append(("%nvcc", config.cuda_compiler))

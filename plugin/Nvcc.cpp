@@ -1,0 +1,185 @@
+#include "Nvcc.h"
+
+#include "Files.h"
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringSet.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/Process.h>
+#include <llvm/Support/Program.h>
+
+#include <optional>
+
+namespace kiln::plugin {
+
+static bool is_executable(llvm::StringRef path) {
+  return !path.empty() && llvm::sys::fs::exists(path) &&
+         !llvm::sys::fs::is_directory(path) &&
+         llvm::sys::fs::can_execute(path);
+}
+
+std::string find_nvcc(llvm::StringRef arg_path, std::string &searched) {
+  if (!arg_path.empty()) {
+    searched = "the nvcc= plugin argument '" + arg_path.str() + "'";
+    return is_executable(arg_path) ? arg_path.str() : "";
+  }
+  if (auto env = llvm::sys::Process::GetEnv("KILN_NVCC"); env && !env->empty()) {
+    searched = "KILN_NVCC='" + *env + "'";
+    return is_executable(*env) ? *env : "";
+  }
+  if (llvm::ErrorOr<std::string> p = llvm::sys::findProgramByName("nvcc"))
+    return *p;
+  if (is_executable("/usr/local/cuda/bin/nvcc"))
+    return "/usr/local/cuda/bin/nvcc";
+  searched = "PATH and /usr/local/cuda/bin";
+  return "";
+}
+
+// Runs `program args...`; returns its exit code (-1 when it could not run)
+// and its stdout and stderr together in `output`.
+static int run(llvm::StringRef program, llvm::ArrayRef<std::string> args,
+               const std::string &scratch_dir, std::string &output) {
+  llvm::SmallString<256> log;
+  int fd = -1;
+  if (llvm::sys::fs::createUniqueFile(scratch_dir + "/nvcc-%%%%%%%%.log", fd,
+                                      log)) {
+    output = "cannot create a log file in '" + scratch_dir + "'";
+    return -1;
+  }
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  llvm::SmallVector<llvm::StringRef, 16> argv = {program};
+  for (const std::string &a : args)
+    argv.push_back(a);
+  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""),
+                                                llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects,
+                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                                     &err);
+  read_file(log, output);
+  llvm::sys::fs::remove(log);
+  if (rc < 0)
+    output += err;
+  return rc;
+}
+
+// `nvcc --version`, remembered per nvcc binary (path, size, mtime) because
+// it costs a process start on every build otherwise.
+static std::string nvcc_version(const std::string &nvcc,
+                                const std::string &dir) {
+  llvm::sys::fs::file_status st;
+  std::string id = nvcc;
+  if (!llvm::sys::fs::status(nvcc, st))
+    id += ";" + std::to_string(st.getSize()) + ";" +
+          std::to_string(st.getLastModificationTime().time_since_epoch().count());
+  std::string memo = dir + "/nvcc-version-" + Hasher().add(id).hex(16) + ".txt";
+  std::string version;
+  if (read_file(memo, version) && !version.empty())
+    return version;
+  if (run(nvcc, {"--version"}, dir, version) != 0)
+    return "unknown: " + version;
+  (void)write_atomically(memo, version);
+  return version;
+}
+
+// The contents of every kiln header `source` includes, transitively.
+static void hash_kiln_headers(llvm::StringRef source,
+                              const std::string &include_dir, Hasher &h,
+                              llvm::StringSet<> &seen) {
+  llvm::SmallVector<llvm::StringRef, 64> lines;
+  source.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    if (!line.consume_front("#"))
+      continue;
+    line = line.ltrim();
+    if (!line.consume_front("include"))
+      continue;
+    line = line.trim();
+    if (line.size() < 2 || (line[0] != '<' && line[0] != '"'))
+      continue;
+    llvm::StringRef name = line.drop_front().take_until(
+        [](char c) { return c == '>' || c == '"'; });
+    if (!name.starts_with("kiln/") || !seen.insert(name).second)
+      continue;
+    std::string text;
+    if (!read_file(include_dir + "/" + name.str(), text))
+      text = "<missing>";
+    h.add(name).add(text);
+    hash_kiln_headers(text, include_dir, h, seen);
+  }
+}
+
+FatbinResult build_fatbin(const std::string &nvcc, llvm::StringRef source,
+                          const std::string &include_dir,
+                          const std::string &cache_root) {
+  FatbinResult r;
+  std::string dir = cache_root + "/cuda";
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    r.error = "cannot create the cache folder '" + dir + "': " + ec.message();
+    return r;
+  }
+  std::vector<std::string> flags = {
+      "-fatbin", "-O3", "-std=c++17",
+      "-gencode", "arch=compute_80,code=sm_80",
+      "-gencode", "arch=compute_90,code=[sm_90,compute_90]",
+      "-I" + include_dir};
+
+  Hasher h;
+  h.add("kiln-fatbin-v1").add(source);
+  for (const std::string &f : flags)
+    h.add(f);
+  h.add(nvcc_version(nvcc, dir));
+  llvm::StringSet<> seen;
+  hash_kiln_headers(source, include_dir, h, seen);
+  std::string key = h.hex(32);
+  std::string base = dir + "/" + key;
+  r.cu_path = base + ".cu";
+  std::string fatbin_path = base + ".fatbin";
+
+  std::string cached;
+  if (read_file(fatbin_path, cached) && !cached.empty()) {
+    r.fatbin.assign(cached.begin(), cached.end());
+    r.ok = r.cache_hit = true;
+    if (!llvm::sys::fs::exists(r.cu_path))
+      (void)write_atomically(r.cu_path, source);
+    return r;
+  }
+
+  if (std::string err = write_atomically(r.cu_path, source); !err.empty()) {
+    r.error = err;
+    return r;
+  }
+  llvm::SmallString<256> tmp;
+  int fd = -1;
+  if (llvm::sys::fs::createUniqueFile(base + ".fatbin.tmp-%%%%%%%%", fd, tmp)) {
+    r.error = "cannot create a file in '" + dir + "'";
+    return r;
+  }
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  std::vector<std::string> args = flags;
+  args.push_back("-o");
+  args.push_back(std::string(tmp));
+  args.push_back(r.cu_path);
+  std::string output;
+  int rc = run(nvcc, args, dir, output);
+  std::string bytes;
+  if (rc != 0 || !read_file(tmp, bytes) || bytes.empty()) {
+    llvm::sys::fs::remove(tmp);
+    std::string cmd = nvcc;
+    for (const std::string &a : args)
+      cmd += " " + a;
+    r.error = "nvcc failed (exit code " + std::to_string(rc) + ")\n" + cmd +
+              "\n" + output;
+    return r;
+  }
+  if (llvm::sys::fs::rename(tmp, fatbin_path))
+    llvm::sys::fs::remove(tmp);
+  r.fatbin.assign(bytes.begin(), bytes.end());
+  r.ok = true;
+  return r;
+}
+
+} // namespace kiln::plugin

@@ -1,0 +1,103 @@
+#include "Options.h"
+
+#include <clang/AST/Attr.h>
+#include <clang/AST/Decl.h>
+
+#include <llvm/ADT/SmallVector.h>
+
+#include <algorithm>
+
+using namespace clang;
+
+namespace kiln::plugin {
+
+std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args) {
+  if (arg == "dump")
+    args.dump = true;
+  else if (arg == "remarks")
+    args.remarks = true;
+  else if (arg == "cuda=off")
+    args.cuda = false;
+  else if (arg == "cuda=on")
+    args.cuda = true;
+  else if (arg.consume_front("nvcc="))
+    args.nvcc = arg.str();
+  else if (arg.consume_front("cache-dir="))
+    args.cache_dir = arg.str();
+  else
+    return "unknown argument '" + arg.str() +
+           "' (expected dump, remarks, cuda=off, nvcc=<path>, "
+           "cache-dir=<dir>)";
+  return "";
+}
+
+static std::optional<DType> dtype_from_name(llvm::StringRef name) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (name == dtype_name(DType(i)))
+      return DType(i);
+  return std::nullopt;
+}
+
+std::string parse_compile_option(llvm::StringRef option,
+                                 CompileOptions &opts) {
+  if (option == "fullgraph") {
+    opts.fullgraph = true;
+  } else if (option == "disable") {
+    opts.disable = true;
+  } else if (option == "unsafe-math") {
+    opts.unsafe_math = true;
+  } else if (option.starts_with("backend=")) {
+    llvm::StringRef backend = option.drop_front(8);
+    if (backend == "eager")
+      opts.eager_backend = true;
+    else if (backend == "kiln")
+      opts.eager_backend = false;
+    else
+      return "unknown kiln::compile backend '" + backend.str() +
+             "' (expected 'eager' or 'kiln')";
+  } else if (option.starts_with("dtypes=")) {
+    llvm::SmallVector<llvm::StringRef, 4> names;
+    option.drop_front(7).split(names, ',');
+    std::vector<DType> dtypes;
+    for (llvm::StringRef name : names) {
+      std::optional<DType> dt = dtype_from_name(name.trim());
+      if (!dt || !is_floating(*dt))
+        return "unknown dtype '" + name.trim().str() +
+               "' in kiln::compile option 'dtypes' (expected a list of f32, "
+               "f16, bf16, f64)";
+      if (std::find(dtypes.begin(), dtypes.end(), *dt) == dtypes.end())
+        dtypes.push_back(*dt);
+    }
+    opts.dtypes = std::move(dtypes);
+  } else {
+    return "unknown kiln::compile option '" + option.str() +
+           "' (expected fullgraph, disable, backend=eager, dtypes=<list>, "
+           "unsafe-math)";
+  }
+  return "";
+}
+
+std::optional<CompileOptions> compile_options_of(const FunctionDecl *fd,
+                                                 SourceLocation *attr_loc) {
+  std::optional<CompileOptions> opts;
+  for (const FunctionDecl *d : fd->redecls()) {
+    for (const auto *a : d->specific_attrs<AnnotateAttr>()) {
+      llvm::StringRef text = a->getAnnotation();
+      if (!text.consume_front(kAnnotationPrefix))
+        continue;
+      if (!opts) {
+        opts.emplace();
+        if (attr_loc)
+          *attr_loc = a->getLocation();
+      }
+      // Options were validated when the attribute was applied.
+      llvm::SmallVector<llvm::StringRef, 4> parts;
+      text.split(parts, ';', -1, /*KeepEmpty=*/false);
+      for (llvm::StringRef p : parts)
+        (void)parse_compile_option(p, *opts);
+    }
+  }
+  return opts;
+}
+
+} // namespace kiln::plugin

@@ -1,0 +1,58 @@
+// plugin/Options.h - what the user asked for: plugin arguments
+// (-fplugin-arg-kiln-<arg>) and per-function [[kiln::compile("...")]]
+// options.
+#pragma once
+
+#include <kiln/dtype.h>
+
+#include <llvm/ADT/StringRef.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class FunctionDecl;
+class SourceLocation;
+} // namespace clang
+
+namespace kiln::plugin {
+
+// -fplugin-arg-kiln-<arg>, one per TU.
+struct PluginArgs {
+  bool dump = false;    // print rewrites and generated code to stderr
+  bool remarks = false; // remarks: what was compiled, what stayed eager
+  bool cuda = true;     // cuda=off: no kernels, no nvcc
+  std::string nvcc;     // nvcc=<path>
+  std::string cache_dir; // cache-dir=<dir>
+};
+
+// Parses one argument; returns an error message, or "" when it is valid.
+std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args);
+
+// The options of one [[kiln::compile(...)]] function.
+struct CompileOptions {
+  bool fullgraph = false;   // a graph break is an error, not a warning
+  bool disable = false;     // leave the function alone, silently
+  bool eager_backend = false; // "backend=eager": keep the eager body
+  bool unsafe_math = false;
+  std::vector<DType> dtypes; // empty: codegen's default set
+};
+
+// Validates one option string and folds it into `opts`; returns an error
+// message, or "" when it is valid.
+std::string parse_compile_option(llvm::StringRef option, CompileOptions &opts);
+
+// The attribute is recorded on the declaration as an AnnotateAttr whose
+// annotation is this prefix followed by the options, each ended by ';'.
+// AnnotateAttr is inherited by redeclarations, so a definition after an
+// annotated declaration is compiled too.
+inline constexpr llvm::StringLiteral kAnnotationPrefix = "kiln.compile;";
+
+// The options of `fd` (merged over all its kiln.compile annotations), or
+// nullopt when it is not marked [[kiln::compile]]. `attr_loc` receives the
+// location of the first annotation.
+std::optional<CompileOptions> compile_options_of(const clang::FunctionDecl *fd,
+                                                 clang::SourceLocation *attr_loc);
+
+} // namespace kiln::plugin

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what building and testing Kiln needs on Debian 12 (bookworm).
+# The CUDA toolkit is optional and not installed here: with nvcc on PATH
+# (or in /usr/local/cuda/bin) Kiln builds CUDA kernels, without it CPU only.
+set -euo pipefail
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends \
+  clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libomp-19-dev \
+  cmake ninja-build g++ python3 \
+  nlohmann-json3-dev libgtest-dev graphviz

@@ -1,0 +1,23 @@
+// -fplugin-arg-kiln-remarks: what was compiled (ops as written, kernels
+// per call) and what was left eager and why. Without it, silence.
+// RUN: %kiln_cxx -fsyntax-only %kiln_remarks %s 2>&1 | FileCheck %s
+// RUN: %kiln_cxx -fsyntax-only %s 2>&1 | count 0
+#include <kiln/kiln.h>
+
+// CHECK: remarks.cpp:[[@LINE+1]]:32: remark: kiln: compiled 'f': 3 ops, 1 kernel
+[[kiln::compile]] kiln::Tensor f(const kiln::Tensor &x, const kiln::Tensor &y) {
+  return kiln::sin(x) * kiln::cos(y);
+}
+
+// CHECK: remarks.cpp:[[@LINE+1]]:49: remark: kiln: 'g' left eager: backend=eager
+[[kiln::compile("backend=eager")]] kiln::Tensor g(const kiln::Tensor &x) {
+  return kiln::exp(x);
+}
+
+// Scalars, constants and named locals count; arguments do not.
+// CHECK: remarks.cpp:[[@LINE+1]]:32: remark: kiln: compiled 'h': 4 ops, 1 kernel
+[[kiln::compile]] kiln::Tensor h(const kiln::Tensor &x, double a) {
+  double twice = a * 2.0;
+  kiln::Tensor y = x * twice;
+  return kiln::relu(y) + 1;
+}

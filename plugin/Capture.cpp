@@ -422,6 +422,11 @@ std::optional<ir::NodeId> Capturer::call(const CallExpr *c) {
     fail(c->getExprLoc(), "call to " + quoted(callee) + " is not supported yet");
     return std::nullopt;
   }
+  if (callee->getIdentifier() && callee->getOverloadedOperator() == OO_None)
+    if (std::optional<ir::Op> r = ir::op_from_name(callee->getName());
+        r && (ir::is_reduction(*r) ||
+              ir::op_info(*r).kind == ir::OpKind::Composite))
+      return reduction(c, *r);
   std::optional<ir::Op> op = op_for_callee(callee, c->getNumArgs());
   unsigned num_operands = c->getNumArgs();
   if (op == ir::Op::Gelu && num_operands == 2) {
@@ -466,6 +471,100 @@ std::optional<ir::NodeId> Capturer::call(const CallExpr *c) {
     operands.push_back(*v);
   }
   return b_.op(*op, operands, loc(c->getExprLoc()));
+}
+
+// A compile-time integer argument (a dim, keepdim, a correction).
+std::optional<int64_t> Capturer::constant_int(const Expr *e, const char *what) {
+  Expr::EvalResult r;
+  if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx_)) {
+    fail(e->getBeginLoc(), std::string("the ") + what +
+                               " must be a compile-time constant");
+    return std::nullopt;
+  }
+  return r.Val.getInt().getExtValue();
+}
+
+// Reductions and row-wise ops of kiln/ops.h: op(x), op(x, dim[, keepdim
+// [, correction]]), softmax/log_softmax(x, dim), layer_norm(x, w, b, eps),
+// rms_norm(x, w, eps). Dims, keepdim and the correction are compile-time
+// constants (they shape the kernel); eps is a runtime value.
+std::optional<ir::NodeId> Capturer::reduction(const CallExpr *c, ir::Op op) {
+  const unsigned n = c->getNumArgs();
+  llvm::SmallVector<ir::NodeId, 4> operands;
+  llvm::SmallVector<int64_t, 2> dims;
+  bool keepdim = false;
+  auto arg = [&](unsigned i) -> std::optional<ir::NodeId> {
+    return operand(c->getArg(i));
+  };
+  auto x = arg(0);
+  if (!x)
+    return std::nullopt;
+  operands.push_back(*x);
+  switch (op) {
+  case ir::Op::LayerNorm:
+  case ir::Op::RmsNorm: {
+    dims = {-1};
+    for (unsigned i = 1; i < n; ++i) {
+      if (i == n - 1) {
+        // eps: a runtime scalar; rms_norm's default (-1: the dtype's
+        // machine epsilon) depends on the dtype and is not captured yet.
+        Expr::EvalResult r;
+        if (op == ir::Op::RmsNorm && c->getArg(i)->EvaluateAsFloat(r.Val.getFloat(), ctx_) &&
+            r.Val.getFloat().isNegative()) {
+          fail(c->getArg(i)->getBeginLoc(),
+               "rms_norm's default eps is not supported yet (pass an eps)");
+          return std::nullopt;
+        }
+      }
+      auto v = arg(i);
+      if (!v)
+        return std::nullopt;
+      operands.push_back(*v);
+    }
+    break;
+  }
+  case ir::Op::Softmax:
+  case ir::Op::LogSoftmax: {
+    auto d = constant_int(c->getArg(1), "dim");
+    if (!d)
+      return std::nullopt;
+    dims = {*d};
+    break;
+  }
+  default: // sum, mean, amax, amin, argmax, logsumexp, var
+    if (n >= 2) {
+      auto d = constant_int(c->getArg(1), "dim");
+      if (!d)
+        return std::nullopt;
+      dims = {*d};
+    }
+    if (n >= 3) {
+      auto k = constant_int(c->getArg(2), "keepdim argument");
+      if (!k)
+        return std::nullopt;
+      keepdim = *k != 0;
+    }
+    if (op == ir::Op::Var) {
+      int64_t correction = 1;
+      if (n >= 4) {
+        auto k = constant_int(c->getArg(3), "correction");
+        if (!k)
+          return std::nullopt;
+        correction = *k;
+      }
+      operands.push_back(b_.constant(double(correction), DType::i64));
+    }
+    break;
+  }
+  if (ir::op_info(op).arity != int(operands.size())) {
+    fail(c->getExprLoc(), "this form of " + quoted(c->getDirectCallee()) +
+                              " is not supported yet");
+    return std::nullopt;
+  }
+  ir::NodeId id = b_.op(op, operands, loc(c->getExprLoc()));
+  b_.graph().nodes[id].dims = dims;
+  b_.graph().nodes[id].keepdim = keepdim;
+  return id;
 }
 
 // An argument of an op: a tensor, a C++ number, or a kiln::Operand made
@@ -536,9 +635,6 @@ Capture capture_function(ASTContext &ctx, const FunctionDecl *fd,
   out.ok = c.run(body);
   if (!out.ok)
     return out;
-  for (const ir::Node &n : out.graph.nodes)
-    if (ir::is_pointwise(n.op))
-      ++out.num_ops;
   out.fingerprint = fingerprint(out.graph);
   return out;
 }

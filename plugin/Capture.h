@@ -31,7 +31,6 @@ struct Capture {
   ir::Graph graph;
   std::vector<codegen::ArgKind> args;            // per graph argument
   std::vector<const clang::ParmVarDecl *> params; // per graph argument
-  int num_ops = 0; // op nodes (not arguments or constants)
   // A stable text of the graph without source locations, for hashing.
   std::string fingerprint;
 };

@@ -58,6 +58,8 @@ private:
   bool expr_stmt(const Expr *e);
   std::optional<ir::NodeId> tensor(const Expr *e);
   std::optional<ir::NodeId> call(const CallExpr *c);
+  std::optional<ir::NodeId> reduction(const CallExpr *c, ir::Op op);
+  std::optional<int64_t> constant_int(const Expr *e, const char *what);
   std::optional<ir::NodeId> operand(const Expr *e);
   std::optional<ir::NodeId> scalar(const Expr *e);
   std::optional<ir::NodeId> scalar_arith(const Expr *e, DType want);

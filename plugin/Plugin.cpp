@@ -121,18 +121,6 @@ template <class F> std::string guarded(F &&fn) {
   return err;
 }
 
-// "K kernels" from the plan's first line ("[f32] plan for @f: 1 kernel"):
-// kernels per call, whatever the number of dtype variants and layouts.
-std::string kernels_in_plan(llvm::StringRef plan) {
-  llvm::StringRef first = plan.take_until([](char c) { return c == '\n'; });
-  size_t colon = first.rfind(": ");
-  unsigned k = 0;
-  if (colon == llvm::StringRef::npos ||
-      first.drop_front(colon + 2).consumeInteger(10, k))
-    return "kernels unknown";
-  return std::to_string(k) + (k == 1 ? " kernel" : " kernels");
-}
-
 class KilnConsumer : public ASTConsumer {
 public:
   KilnConsumer(CompilerInstance &ci, PluginArgs args)
@@ -341,9 +329,6 @@ void KilnConsumer::handle(FunctionDecl *fd) {
                  << code.plan << "\n";
   }
   if (args_.remarks) {
-    diag_.remark(fd->getLocation(), "kiln: compiled '" + name + "': " +
-                                        std::to_string(cap.num_ops) + " ops, " +
-                                        kernels_in_plan(code.plan));
     for (const codegen::Remark &r : code.remarks)
       diag_.remark(source_loc(r.loc, fd->getLocation()), "kiln: " + r.message);
   }

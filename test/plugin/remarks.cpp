@@ -4,7 +4,7 @@
 // RUN: %kiln_cxx -fsyntax-only %s 2>&1 | count 0
 #include <kiln/kiln.h>
 
-// CHECK: remarks.cpp:[[@LINE+1]]:32: remark: kiln: compiled 'f': 3 ops, 1 kernel
+// CHECK: remarks.cpp:[[@LINE+1]]:32: remark: kiln: compiled 'f': 3 ops captured, fused into 1 kernel (f32, f16, bf16, f64; CUDA and CPU)
 [[kiln::compile]] kiln::Tensor f(const kiln::Tensor &x, const kiln::Tensor &y) {
   return kiln::sin(x) * kiln::cos(y);
 }
@@ -15,7 +15,7 @@
 }
 
 // Scalars, constants and named locals count; arguments do not.
-// CHECK: remarks.cpp:[[@LINE+1]]:32: remark: kiln: compiled 'h': 4 ops, 1 kernel
+// CHECK: remarks.cpp:[[@LINE+1]]:32: remark: kiln: compiled 'h': 4 ops captured, fused into 1 kernel
 [[kiln::compile]] kiln::Tensor h(const kiln::Tensor &x, double a) {
   double twice = a * 2.0;
   kiln::Tensor y = x * twice;

@@ -150,18 +150,27 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
 
   // Remarks: what was fused, and what the compiled code assumes.
   const Variant &v0 = variants.front();
-  size_t ops = 0;
+  size_t captured = 0, fused = 0;
+  for (const ir::Node &n : spec.graph.nodes)
+    captured += ir::op_info(n.op).arity > 0;
   for (const sched::Kernel &k : v0.plan.kernels)
-    ops += k.nodes.size();
+    fused += k.nodes.size();
+  auto ops = [](size_t n) {
+    return std::to_string(n) + (n == 1 ? " op" : " ops");
+  };
   std::string dts;
   for (const Variant &v : variants)
     dts += (dts.empty() ? "" : ", ") + std::string(dtype_name(v.dtype));
+  size_t nk = v0.plan.kernels.size();
   fc.remarks.push_back(
-      {spec.loc, "compiled '" + spec.user_name + "': fused " +
-                     std::to_string(ops) + " op" + (ops == 1 ? "" : "s") +
-                     " into " + std::to_string(v0.plan.kernels.size()) +
-                     " kernel" + (v0.plan.kernels.size() == 1 ? "" : "s") +
-                     " (" + dts + "; " +
+      {spec.loc, "compiled '" + spec.user_name + "': " + ops(captured) +
+                     " captured" +
+                     (fused != captured
+                          ? ", " + ops(fused) + " after decomposition and "
+                                                "simplification"
+                          : "") +
+                     ", fused into " + std::to_string(nk) +
+                     (nk == 1 ? " kernel" : " kernels") + " (" + dts + "; " +
                      (opts.cuda ? "CUDA and CPU" : "CPU only") + ")"});
   fc.remarks.push_back({spec.loc, "guard: tensor arguments defined and on one "
                                   "device; dtype selects the variant (" +

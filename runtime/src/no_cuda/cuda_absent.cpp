@@ -2,6 +2,7 @@
 // GPU to use, and every request for one says so.
 #include "../cuda_backend.h"
 #include "../detail.h"
+#include "../reduce_programs.h"
 
 #include <kiln/rt.h>
 
@@ -41,6 +42,11 @@ void cuda_copy(const CopyLaunch &) { fail("kiln::Tensor::copy_: %s", kWhy); }
 
 void cuda_fill(void *, DType, double, int64_t, int device) {
   fail("kiln::full: %s (cuda:%d requested)", kWhy, device);
+}
+
+void cuda_reduce(const ReduceLaunch &l) {
+  fail("kiln::%s: %s (cuda:%d requested)", reduce_kind_name(l.kind), kWhy,
+       l.device);
 }
 
 } // namespace kiln::detail

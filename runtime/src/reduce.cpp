@@ -1,0 +1,243 @@
+// Eager reductions and row-wise ops (kiln/ops.h): checks, result shapes and
+// dtypes, and the [outer, R, inner] view handed to the CPU or CUDA kernel.
+#include "detail.h"
+#include "reduce_programs.h"
+
+#include <kiln/ops.h>
+
+namespace kiln {
+
+using detail::fail;
+using detail::ReduceKind;
+using detail::ReduceLaunch;
+
+namespace {
+
+std::string qualified(ReduceKind k) {
+  return std::string("kiln::") + detail::reduce_kind_name(k);
+}
+
+// The input's view as [outer, R, inner] and the result's shape.
+struct Plan {
+  Tensor x; // contiguous
+  int64_t outer = 1, R = 1, inner = 1;
+  Dims out_shape;
+  int dim = -1; // the reduced dim, -1 for all
+};
+
+const Tensor &checked(ReduceKind k, const Tensor &x) {
+  if (!x.defined())
+    fail("%s: the input tensor is undefined", qualified(k).c_str());
+  bool need_float = k != ReduceKind::Sum && k != ReduceKind::Amax &&
+                    k != ReduceKind::Amin && k != ReduceKind::Argmax;
+  if (need_float && !is_floating(x.dtype()))
+    fail("%s: expected a floating-point tensor (f32, f16, bf16, f64), got %s",
+         qualified(k).c_str(), dtype_name(x.dtype()));
+  return x;
+}
+
+int wrap(ReduceKind k, int64_t dim, int rank) {
+  int r = rank > 0 ? rank : 1; // a 0-d tensor takes dims -1 and 0
+  if (dim < -r || dim >= r)
+    fail("%s: dim %lld is out of range for a tensor of rank %d (expected %d "
+         "to %d)",
+         qualified(k).c_str(), (long long)dim, rank, -r, r - 1);
+  return int(dim < 0 ? dim + r : dim);
+}
+
+Plan plan_dim(ReduceKind k, const Tensor &x, int64_t dim, bool keepdim) {
+  Plan p;
+  p.x = checked(k, x).contiguous();
+  int rank = x.dim();
+  p.dim = wrap(k, dim, rank);
+  for (int i = 0; i < rank; ++i) {
+    int64_t s = x.size(i);
+    if (i < p.dim)
+      p.outer *= s;
+    else if (i > p.dim)
+      p.inner *= s;
+    else
+      p.R = s;
+    if (i != p.dim || keepdim)
+      p.out_shape.push_back(i == p.dim ? 1 : s);
+  }
+  return p;
+}
+
+Plan plan_all(ReduceKind k, const Tensor &x) {
+  Plan p;
+  p.x = checked(k, x).contiguous();
+  p.R = x.numel();
+  return p;
+}
+
+void check_not_empty(ReduceKind k, const Plan &p) {
+  if (p.R != 0)
+    return;
+  if (p.dim < 0)
+    fail("%s: cannot reduce over an empty dimension (the tensor %s has no "
+         "elements)",
+         qualified(k).c_str(), p.x.sizes().str().c_str());
+  fail("%s: cannot reduce over an empty dimension (dim %d of %s)",
+       qualified(k).c_str(), p.dim, p.x.sizes().str().c_str());
+}
+
+ReduceLaunch launch_for(ReduceKind k, const Plan &p, const Tensor &out) {
+  ReduceLaunch l;
+  l.kind = k;
+  l.dtype = p.x.dtype();
+  l.in = p.x.data_ptr();
+  l.out = out.data_ptr();
+  l.outer = p.outer;
+  l.R = p.R;
+  l.inner = p.inner;
+  l.device = p.x.device().index;
+  return l;
+}
+
+void run(const ReduceLaunch &l, Device dev) {
+  if (dev.is_cpu())
+    detail::cpu_reduce(l);
+  else
+    detail::cuda_reduce(l);
+}
+
+// A reduction to one value per line.
+Tensor reduce(ReduceKind k, const Plan &p, int64_t correction = 1) {
+  DType dt = p.x.dtype();
+  if (k == ReduceKind::Argmax || (k == ReduceKind::Sum && !is_floating(dt)))
+    dt = DType::i64;
+  if (k == ReduceKind::Amax || k == ReduceKind::Amin || k == ReduceKind::Argmax)
+    check_not_empty(k, p);
+  Tensor out = detail::empty_for(qualified(k).c_str(), p.out_shape, dt,
+                                 p.x.device());
+  if (out.numel() == 0)
+    return out;
+  ReduceLaunch l = launch_for(k, p, out);
+  l.correction = correction;
+  run(l, p.x.device());
+  return out;
+}
+
+// A row-wise op: the result has the input's shape.
+Tensor rowwise(ReduceKind k, const Plan &p, const ReduceLaunch &extra) {
+  Tensor out = detail::empty_for(qualified(k).c_str(), p.x.sizes(),
+                                 p.x.dtype(), p.x.device());
+  if (out.numel() == 0)
+    return out;
+  ReduceLaunch l = launch_for(k, p, out);
+  l.eps = extra.eps;
+  l.weight = extra.weight;
+  l.bias = extra.bias;
+  l.weight_stride = extra.weight_stride;
+  l.bias_stride = extra.bias_stride;
+  run(l, p.x.device());
+  return out;
+}
+
+// Norms: over the last dim, with optional weight and bias of its size.
+Plan plan_last(ReduceKind k, const Tensor &x) {
+  checked(k, x);
+  if (x.dim() == 0)
+    fail("%s: expected a tensor of at least one dim, got a 0-d tensor",
+         qualified(k).c_str());
+  return plan_dim(k, x, -1, true);
+}
+
+void set_affine(ReduceKind k, const Plan &p, const Tensor &t, const char *what,
+                const void *&data, int64_t &stride) {
+  if (!t.defined())
+    return;
+  std::string fn = qualified(k);
+  if (t.dim() != 1 || t.size(0) != p.R)
+    fail("%s: %s must have shape [%lld] (the last dim of the input %s), got %s",
+         fn.c_str(), what, (long long)p.R, p.x.sizes().str().c_str(),
+         t.sizes().str().c_str());
+  if (t.dtype() != p.x.dtype())
+    fail("%s: %s has dtype %s but the input has %s", fn.c_str(), what,
+         dtype_name(t.dtype()), dtype_name(p.x.dtype()));
+  if (t.device() != p.x.device())
+    fail("%s: %s is on %s but the input is on %s", fn.c_str(), what,
+         t.device().str().c_str(), p.x.device().str().c_str());
+  data = t.data_ptr();
+  stride = t.stride(0);
+}
+
+// torch.finfo(dtype).eps
+double machine_epsilon(DType t) {
+  switch (t) {
+  case DType::f16: return 0.0009765625;          // 2^-10
+  case DType::bf16: return 0.0078125;            // 2^-7
+  case DType::f64: return 2.220446049250313e-16; // 2^-52
+  default: return 1.1920928955078125e-07;        // 2^-23
+  }
+}
+
+} // namespace
+
+Tensor sum(const Tensor &x) { return reduce(ReduceKind::Sum, plan_all(ReduceKind::Sum, x)); }
+Tensor sum(const Tensor &x, int64_t dim, bool keepdim) {
+  return reduce(ReduceKind::Sum, plan_dim(ReduceKind::Sum, x, dim, keepdim));
+}
+Tensor mean(const Tensor &x) { return reduce(ReduceKind::Mean, plan_all(ReduceKind::Mean, x)); }
+Tensor mean(const Tensor &x, int64_t dim, bool keepdim) {
+  return reduce(ReduceKind::Mean, plan_dim(ReduceKind::Mean, x, dim, keepdim));
+}
+Tensor amax(const Tensor &x) { return reduce(ReduceKind::Amax, plan_all(ReduceKind::Amax, x)); }
+Tensor amax(const Tensor &x, int64_t dim, bool keepdim) {
+  return reduce(ReduceKind::Amax, plan_dim(ReduceKind::Amax, x, dim, keepdim));
+}
+Tensor amin(const Tensor &x) { return reduce(ReduceKind::Amin, plan_all(ReduceKind::Amin, x)); }
+Tensor amin(const Tensor &x, int64_t dim, bool keepdim) {
+  return reduce(ReduceKind::Amin, plan_dim(ReduceKind::Amin, x, dim, keepdim));
+}
+Tensor argmax(const Tensor &x) {
+  return reduce(ReduceKind::Argmax, plan_all(ReduceKind::Argmax, x));
+}
+Tensor argmax(const Tensor &x, int64_t dim, bool keepdim) {
+  return reduce(ReduceKind::Argmax, plan_dim(ReduceKind::Argmax, x, dim, keepdim));
+}
+Tensor logsumexp(const Tensor &x) {
+  return reduce(ReduceKind::Logsumexp, plan_all(ReduceKind::Logsumexp, x));
+}
+Tensor logsumexp(const Tensor &x, int64_t dim, bool keepdim) {
+  return reduce(ReduceKind::Logsumexp,
+                plan_dim(ReduceKind::Logsumexp, x, dim, keepdim));
+}
+Tensor var(const Tensor &x) { return reduce(ReduceKind::Var, plan_all(ReduceKind::Var, x)); }
+Tensor var(const Tensor &x, int64_t dim, bool keepdim, int64_t correction) {
+  return reduce(ReduceKind::Var, plan_dim(ReduceKind::Var, x, dim, keepdim),
+                correction);
+}
+
+Tensor softmax(const Tensor &x, int64_t dim) {
+  return rowwise(ReduceKind::Softmax,
+                 plan_dim(ReduceKind::Softmax, x, dim, true), {});
+}
+Tensor log_softmax(const Tensor &x, int64_t dim) {
+  return rowwise(ReduceKind::LogSoftmax,
+                 plan_dim(ReduceKind::LogSoftmax, x, dim, true), {});
+}
+
+Tensor layer_norm(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                  double eps) {
+  Plan p = plan_last(ReduceKind::LayerNorm, x);
+  ReduceLaunch extra;
+  extra.eps = eps;
+  set_affine(ReduceKind::LayerNorm, p, weight, "weight", extra.weight,
+             extra.weight_stride);
+  set_affine(ReduceKind::LayerNorm, p, bias, "bias", extra.bias,
+             extra.bias_stride);
+  return rowwise(ReduceKind::LayerNorm, p, extra);
+}
+
+Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
+  Plan p = plan_last(ReduceKind::RmsNorm, x);
+  ReduceLaunch extra;
+  extra.eps = eps < 0 ? machine_epsilon(x.dtype()) : eps;
+  set_affine(ReduceKind::RmsNorm, p, weight, "weight", extra.weight,
+             extra.weight_stride);
+  return rowwise(ReduceKind::RmsNorm, p, extra);
+}
+
+} // namespace kiln

@@ -5,3 +5,4 @@
 #include <kiln/ops.h>
 #include <kiln/stats.h>
 #include <kiln/tensor.h>
+#include <kiln/timing.h>

@@ -92,6 +92,10 @@ KILN_HD inline half to_half(float f) {
 KILN_HD inline float to_float(bfloat16 h) { return bits_f32(uint32_t(h.bits) << 16); }
 
 KILN_HD inline bfloat16 to_bfloat16(float f) {
+#if defined(__CUDA_ARCH__)
+  // One cvt.rn.bf16.f32 (round to nearest even, as below).
+  return bfloat16{__bfloat16_as_ushort(__float2bfloat16_rn(f))};
+#endif
   uint32_t u = f32_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
     return bfloat16{uint16_t((u >> 16) | 0x40u)};

@@ -35,7 +35,8 @@ std::string label(const Graph &g, NodeId id, const std::string &name) {
 
 } // namespace
 
-std::string to_dot(const Graph &g, llvm::ArrayRef<int> group_of_node) {
+std::string to_dot(const Graph &g, llvm::ArrayRef<int> group_of_node,
+                   llvm::StringRef group_label) {
   std::vector<std::string> names = value_names(g);
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -53,7 +54,7 @@ std::string to_dot(const Graph &g, llvm::ArrayRef<int> group_of_node) {
     std::string indent = "  ";
     if (gid >= 0) {
       os << "  subgraph cluster_" << gid << " {\n"
-         << "    label=\"group " << gid << "\";\n";
+         << "    label=\"" << escape(group_label) << " " << gid << "\";\n";
       indent = "    ";
     }
     for (NodeId id : ids) {

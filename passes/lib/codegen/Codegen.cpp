@@ -1,6 +1,7 @@
 // compile_function: specialise per dtype, optimise, schedule, emit; and the
 // per-TU assembly of every function's CUDA and host code.
 #include "Emit.h"
+#include "Explain.h"
 
 #include <kiln/passes/passes.h>
 #include <kiln/passes/text.h>
@@ -147,6 +148,9 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     fc.has_cuda_kernels = !fc.kernel_names.empty();
   }
   fc.host = emit_host_function(spec, variants, opts);
+  fc.kernels = kernel_infos(spec, variants);
+  fc.guards = guard_infos(variants, opts);
+  fc.graphs = variant_graphs(variants);
 
   // Remarks: what was fused, and what the compiled code assumes.
   const Variant &v0 = variants.front();
@@ -172,12 +176,15 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                      ", fused into " + std::to_string(nk) +
                      (nk == 1 ? " kernel" : " kernels") + " (" + dts + "; " +
                      (opts.cuda ? "CUDA and CPU" : "CPU only") + ")"});
-  fc.remarks.push_back({spec.loc, "guard: tensor arguments defined and on one "
-                                  "device; dtype selects the variant (" +
-                                      dts + "), other tensors must match"});
-  fc.remarks.push_back({spec.loc, "guard: the shapes of each kernel's inputs "
-                                  "broadcast; layout picks the vectorised or "
-                                  "the strided kernel"});
+  // One remark per guard, from the list explain.json shows too.
+  for (const GuardInfo &gi : fc.guards) {
+    std::string m = "guard: " + gi.check;
+    for (auto [i, dt] : llvm::enumerate(gi.variants))
+      m += (i ? ", " : " (") + std::string(dtype_name(dt));
+    if (!gi.variants.empty())
+      m += gi.variants.size() == 1 ? " variant)" : " variants)";
+    fc.remarks.push_back({spec.loc, std::move(m)});
+  }
   return fc;
 }
 
@@ -319,12 +326,13 @@ template <int N>
   }
   return true;
 }
-// Blocks of 256 threads for `threads` work items: one wave of resident
-// blocks at most; the kernels loop (grid-stride) over the rest.
-[[maybe_unused]] inline unsigned kiln_blocks(int64_t threads, kiln::Device dev) {
-  int64_t blocks = (threads + 255) / 256;
-  int64_t wave = int64_t(kiln::rt::multiprocessor_count(dev)) * 8;
-  return unsigned(std::max<int64_t>(1, std::min(blocks, wave)));
+// Blocks of 256 threads for `threads` work items (the kernels still loop,
+// grid-stride, past the largest grid).
+[[maybe_unused]] inline unsigned kiln_blocks(int64_t threads, kiln::Device) {
+  // One work item per thread: with a grid of one wave looping over the
+  // rest, sin(x)+cos(y) on 2^26 floats reached 86% of the copy floor on an
+  // H200, with a thread per item 100% (bench/experiments).
+  return unsigned(std::clamp<int64_t>((threads + 255) / 256, 1, INT32_MAX));
 }
 
 // ---- fused reductions ----
@@ -408,6 +416,12 @@ kiln_row_space(const kiln::Dims &full, std::initializer_list<int64_t> dims,
 
 enum kiln_red_mode { kiln_rows, kiln_loop, kiln_split };
 
+// A tuning knob for measurements (-DKILN_ROWS_SLOTS=1|2|4 on the compile
+// command reaches this code), not an interface.
+#ifndef KILN_ROWS_SLOTS
+#define KILN_ROWS_SLOTS 4
+#endif
+
 // How to run a reduction kernel on the GPU: a thread group per row with
 // the row in registers when it fits (a warp for short rows, a block for
 // long ones), a block re-reading the row per pass when it does not, and a
@@ -419,25 +433,34 @@ kiln_plan_cuda(kiln::RowSpace &sp, int V, int slots_per_thread,
   const int64_t sms = kiln::rt::multiprocessor_count(dev);
   const int64_t slots = (sp.R + V - 1) / V;
   if (sp.rows < 2 * sms && sp.R >= 16384) {
-    sp.tpr = 512;
-    block = 512;
-    const int64_t want = (4 * sms + sp.rows - 1) / sp.rows;
-    const int64_t most = std::min<int64_t>(1024, (slots + 511) / 512);
+    // About 16 blocks of 256 threads per multiprocessor in all, each over
+    // a contiguous chunk of its row (at most 1024 chunks per row: every
+    // block of the next pass combines the previous pass's partials).
+    sp.tpr = 256;
+    block = 256;
+    const int64_t want = (16 * sms + sp.rows - 1) / sp.rows;
+    const int64_t most = std::min<int64_t>(1024, (slots + 1023) / 1024);
     sp.splits = int(std::max<int64_t>(1, std::min(want, most)));
-    sp.chunk = ((sp.R + sp.splits - 1) / sp.splits + V - 1) / V * V;
     grid = unsigned(sp.rows * sp.splits);
     return kiln_split;
   }
-  if (slots <= 512 * slots_per_thread) { // fits the rows kernel's registers
+  // Rows that fit the rows kernel's registers, and that it can read 16
+  // bytes at a time.
+  const int64_t most = std::min(slots_per_thread, 2) * 512; // rows1/2: 512 threads
+  if (sp.vec && slots <= std::max<int64_t>(most, 256 * slots_per_thread)) {
+    // Threads per row: enough for KILN_ROWS_SLOTS slots each (more slots
+    // per thread: more bytes in flight per thread, more registers), at
+    // least a warp, at most 512 (256 with 4 slots each).
+    const int64_t want = std::min(KILN_ROWS_SLOTS, slots_per_thread);
     int64_t t = 32;
-    while (t < 512 && t * slots_per_thread < slots)
+    while (t * want < slots && (t < 256 || (t < 512 && slots <= most)))
       t *= 2;
     sp.tpr = int(t);
     sp.vpt = int((slots + t - 1) / t);
     block = t == 32 ? 256 : unsigned(t);
     const int64_t groups = block / t;
     grid = unsigned(std::max<int64_t>(
-        1, std::min((sp.rows + groups - 1) / groups, sms * 32)));
+        1, std::min((sp.rows + groups - 1) / groups, sms * 64)));
     return kiln_rows;
   }
   sp.tpr = 512;

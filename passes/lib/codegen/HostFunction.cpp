@@ -67,17 +67,21 @@ struct Emitter {
   void kernel_refs(const Variant &v) {
     if (!opts.cuda)
       return;
-    static const char *const pointwise[] = {"vec", "s32", "s64"};
-    static const char *const reduction[] = {"rows", "loop", "split"};
-    for (size_t ki = 0; ki < v.plan.kernels.size(); ++ki)
-      for (const char *path :
-           v.plan.kernels[ki].kind == sched::Kernel::Kind::Reduction
-               ? reduction
-               : pointwise) {
-        std::string name = kernel_name(spec.symbol, int(ki), v.dtype, path);
+    for (size_t ki = 0; ki < v.plan.kernels.size(); ++ki) {
+      const sched::Kernel &k = v.plan.kernels[ki];
+      std::vector<std::string> paths = {"vec", "s32", "s64"};
+      if (k.kind == sched::Kernel::Kind::Reduction) {
+        paths = {"loop", "split"};
+        for (int slots = 1; slots <= register_slots(v.graph, k); slots *= 2)
+          paths.push_back("rows" + std::to_string(slots));
+      }
+      for (const std::string &path : paths) {
+        std::string name =
+            kernel_name(spec.symbol, int(ki), v.dtype, path.c_str());
         os << "static kiln::rt::KernelRef " << name << "_ref{&kiln_module, \""
            << name << "\"};\n";
       }
+    }
   }
 
   // `{&a0.sizes(), &a1.sizes()}` for a kernel's inputs.
@@ -364,8 +368,15 @@ struct Emitter {
          << "      case kiln_rows:\n"
          << "      case kiln_loop: {\n"
          << "        void *args[] = {&" << sp << ", &st" << n << ptr_args << "};\n"
-         << "        kiln::rt::launch(mode == kiln_rows ? " << name("rows")
-         << "_ref : " << name("loop") << "_ref, dev, {grid}, {block}, args);\n"
+         << "        kiln::rt::KernelRef &k = mode == kiln_loop ? " << name("loop")
+         << "_ref";
+      for (int slots = register_slots(g, k); slots >= 2; slots /= 2)
+        os << "\n            : " << sp << ".vpt > " << slots / 2 << " ? "
+           << kernel_name(spec.symbol, ki, v.dtype,
+                          ("rows" + std::to_string(slots)).c_str())
+           << "_ref";
+      os << "\n            : " << name("rows1") << "_ref;\n"
+         << "        kiln::rt::launch(k, dev, {grid}, {block}, args);\n"
          << "        break;\n      }\n"
          << "      case kiln_split: {\n"
          << "        kiln::Tensor scratch = kiln::empty({int64_t(" << partial_bytes(sp)

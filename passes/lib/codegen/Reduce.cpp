@@ -14,6 +14,9 @@
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <functional>
+#include <set>
+
 namespace kiln::codegen {
 
 using ir::NodeId;
@@ -67,6 +70,68 @@ struct Red {
     return rs;
   }
   bool full(NodeId id) const { return k.role[id] == Role::Full; }
+  // Register mode keeps a full value in registers for later passes when a
+  // later-phase value uses it and recomputing it would cost more than a
+  // few cheap ops (its cone has a transcendental or a division): softmax
+  // keeps exp(x - m), layer norm recomputes x - m from x.
+  static bool expensive(Op op) {
+    switch (op) {
+    case Op::Exp: case Op::Log: case Op::Sin: case Op::Cos: case Op::Tan:
+    case Op::Tanh: case Op::Erf: case Op::Pow: case Op::Div: case Op::Sqrt:
+    case Op::Rsqrt: case Op::Reciprocal: case Op::Sigmoid: case Op::Silu:
+    case Op::Gelu: case Op::GeluTanh:
+      return true;
+    default:
+      return false;
+    }
+  }
+  bool costly(NodeId id) const {
+    const ir::Node &n = g.node(id);
+    if (!full(id) || !ir::is_pointwise(n.op))
+      return false;
+    if (expensive(n.op))
+      return true;
+    for (NodeId o : n.operands)
+      if (costly(o))
+        return true;
+    return false;
+  }
+  bool kept(NodeId id) const {
+    if (!full(id) || !ir::is_pointwise(g.node(id).op) || !costly(id))
+      return false;
+    for (NodeId c : k.nodes)
+      if (full(c) && k.need[c] != 0 && k.phase[c] > k.phase[id] &&
+          llvm::is_contained(g.node(c).operands, id))
+        return true;
+    return false;
+  }
+  // The full values register mode computes in `pass`: those of its phase
+  // the pass needs, and what they need that is not kept from earlier.
+  std::set<NodeId> pass_nodes(int pass) const {
+    std::set<NodeId> nodes;
+    std::function<void(NodeId)> visit = [&](NodeId id) {
+      if (!full(id) || !ir::is_pointwise(g.node(id).op) || nodes.count(id) ||
+          (k.phase[id] < pass && kept(id)))
+        return;
+      nodes.insert(id);
+      for (NodeId o : g.node(id).operands)
+        visit(o);
+    };
+    for (NodeId r : reductions_in(pass))
+      visit(g.node(r).operands[0]);
+    for (size_t j = 0; j < nout; ++j)
+      if (out_full(j) && out_phase(j) == pass)
+        visit(k.outputs[j]);
+    for (NodeId id : k.nodes)
+      if (k.phase[id] == pass && kept(id))
+        visit(id);
+    return nodes;
+  }
+  // Register mode keeps in registers, for the whole row, the inputs its
+  // first pass reads; an input only later passes read (a weight, a bias)
+  // is read in its pass, from the cache when it is the same for every row:
+  // holding it too cost layer norm a quarter of its occupancy on an H200.
+  bool cached_input(size_t i) const { return needed(k.inputs[i], 0); }
   bool needed(NodeId id, int pass) const { return (k.need[id] >> pass) & 1; }
   int out_phase(size_t j) const { return k.phase[k.outputs[j]]; }
   bool out_full(size_t j) const { return full(k.outputs[j]); }
@@ -125,15 +190,42 @@ struct Red {
 
   // One element of pass `pass`: its inputs' values, the full values the
   // pass needs, accumulation, and the full outputs of this phase.
+  //
+  // With `carried` (register mode), each full value is computed once, in
+  // the pass of its phase, and a value a later pass uses is kept per
+  // element in registers (t<id>[k * V + j]) instead of being recomputed
+  // from the inputs: softmax computes exp once, not twice.
   void element(llvm::raw_ostream &os, int pass,
                const std::function<std::string(size_t)> &load,
                const std::function<std::string(size_t, const std::string &)>
                    &store,
                const std::string &index, const std::string &prefix,
-               const std::string &ind) const {
+               const std::string &ind, bool carried = false) const {
     auto expr = row_values();
+    std::set<NodeId> computed;
+    if (carried)
+      computed = pass_nodes(pass);
+    // Values this pass uses: computed here, or (carried) from registers.
+    auto uses = [&](NodeId id) {
+      if (!carried)
+        return needed(id, pass);
+      for (NodeId c : computed)
+        if (llvm::is_contained(g.node(c).operands, id))
+          return true;
+      for (NodeId r : reductions_in(pass))
+        if (g.node(r).operands[0] == id)
+          return true;
+      for (size_t j = 0; j < nout; ++j)
+        if (k.outputs[j] == id && out_full(j) && out_phase(j) == pass)
+          return true;
+      return false;
+    };
+    if (carried)
+      for (NodeId id : k.nodes)
+        if (kept(id) && k.phase[id] < pass && uses(id))
+          expr[id] = "t" + std::to_string(id) + "[k * V + j]";
     for (auto [i, in] : llvm::enumerate(k.inputs)) {
-      if (!needed(in, pass))
+      if (!uses(in))
         continue;
       os << ind << "const " << value_type(g.node(in)) << " " << var(in)
          << " = kiln::scalar::load(" << load(i) << ");";
@@ -143,10 +235,12 @@ struct Red {
       expr[in] = var(in);
     }
     for (NodeId id : k.nodes) {
-      if (!full(id) || !needed(id, pass))
+      if (carried ? !computed.count(id) : !full(id) || !needed(id, pass))
         continue;
       emit_pointwise_node(os, g, id, expr, ind);
       expr[id] = var(id);
+      if (carried && kept(id) && k.phase[id] == pass)
+        os << ind << "t" << id << "[k * V + j] = " << var(id) << ";\n";
     }
     for (NodeId r : reductions_in(pass)) {
       std::string v = operand_expr(g, g.node(r).operands[0],
@@ -212,23 +306,24 @@ struct Red {
   void load_slot(llvm::raw_ostream &os, const std::string &dst, size_t i,
                  const std::string &limit, const std::string &ind) const {
     size_t J = in_op(i);
+    std::string base = "b" + std::to_string(J);
     os << ind << "if (sp.vec) {\n"
-       << ind << "  " << dst << " = kiln_vec_load<V>(" << in_ptr(i) << " + b" << J
+       << ind << "  " << dst << " = kiln_vec_load<V>(" << in_ptr(i) << " + " << base
        << " + e);\n"
        << ind << "} else {\n"
        << ind << "#pragma unroll\n"
        << ind << "  for (int j = 0; j < V; ++j)\n"
        << ind << "    if (e + j < " << limit << ")\n"
-       << ind << "      " << dst << ".v[j] = " << in_ptr(i) << "[b" << J
+       << ind << "      " << dst << ".v[j] = " << in_ptr(i) << "[" << base
        << " + (e + j) * rs" << J << "];\n"
        << ind << "}\n";
   }
 
   // The body of one slot of pass `pass`, elements e .. e+V-1 below `limit`.
-  void cuda_slot(llvm::raw_ostream &os, int pass, bool cached,
-                 const std::string &limit, const std::string &ind) const {
+  void cuda_slot(llvm::raw_ostream &os, int pass, const std::string &limit,
+                 const std::string &ind) const {
     for (auto [i, in] : llvm::enumerate(k.inputs)) {
-      if (!needed(in, pass) || (cached && k.input_reused[i]))
+      if (!needed(in, pass))
         continue;
       os << ind << "kiln_vec<" << storage(in) << ", V> x" << i << ";\n";
       load_slot(os, "x" + std::to_string(i), i, limit, ind);
@@ -241,12 +336,10 @@ struct Red {
     // slot arrays stay in registers.
     os << ind << "#pragma unroll\n"
        << ind << "for (int j = 0; j < V; ++j) {\n"
-       << ind << "  const " << (cached ? "int" : "int64_t") << " r = e + j;\n"
+       << ind << "  const int64_t r = e + j;\n"
        << ind << "  if (r < " << limit << ") {\n";
     auto load = [&](size_t i) {
-      return (cached && k.input_reused[i] ? "c" + std::to_string(i) + "[k]"
-                                          : "x" + std::to_string(i)) +
-             ".v[j]";
+      return "x" + std::to_string(i) + ".v[j]";
     };
     auto store = [](size_t j, const std::string &v) {
       return "y" + std::to_string(j) + ".v[j] = " + v + ";";
@@ -288,36 +381,83 @@ struct Red {
     return s;
   }
 
-  void cuda_rows(llvm::raw_ostream &os, bool cached) const {
-    std::string kname = name(cached ? "rows" : "loop");
-    os << header(cached ? "a row per thread group, reused inputs in registers"
-                        : "a row per block, each pass re-reads the row");
-    os << kernel_open(kname, false);
-    if (cached)
-      os << "  constexpr int SLOTS = " << register_slots(g, k)
-         << "; // sp.vpt <= SLOTS; 32-bit indices: R <= 512 * SLOTS * V\n";
-    os << "  const int tpr = sp.tpr;\n"
+  // `, in0, out0, s0`: the parameters cuda_params declares, as arguments.
+  std::string param_names() const {
+    std::string n;
+    for (size_t i = 0; i < nin; ++i)
+      n += ", in" + std::to_string(i);
+    for (size_t j = 0; j < nout; ++j)
+      n += ", out" + std::to_string(j);
+    for (size_t i = 0; i < k.scalars.size(); ++i)
+      n += ", s" + std::to_string(i);
+    return n;
+  }
+
+  // Register mode: every input of a row is read once, 16 bytes at a time,
+  // into registers; each full value is computed once, in the pass of its
+  // phase, and kept in registers for the later passes that use it. It
+  // needs rows that are contiguous, aligned and a multiple of V long
+  // (sp.vec); anything else runs in loop mode. One template over SLOTS
+  // (16-byte slots per thread and input) and one kernel per SLOTS: the host
+  // code picks the smallest that holds the row.
+  void cuda_rows_registers(llvm::raw_ostream &os) const {
+    std::string kname = name("rows");
+    os << header("a row per thread group, held in registers");
+    os << "template <int SLOTS> // sp.vpt <= SLOTS; R <= 512 * SLOTS * V\n"
+       << "__device__ __forceinline__ void\n"
+       << kname << "_impl(const kiln::RowSpace &sp, const kiln::RowStrides<"
+       << nout + nin << "> &st" << cuda_params(g, k) << ") {\n"
+       << "  constexpr int V = " << vector_width(g, k) << ";\n"
+       << "  __shared__ double kiln_smem[64]; // block reductions: 32 x 16 B\n"
+       << "  const int R = int(sp.R); // a multiple of V\n"
+       << "  const int tpr = sp.tpr;\n"
        << "  const int lane = threadIdx.x % tpr;\n"
-       << "  const int64_t groups = blockDim.x / tpr;\n"
-       << "  for (int64_t row = int64_t(blockIdx.x) * groups + threadIdx.x / tpr;"
-          " row < sp.rows; row += int64_t(gridDim.x) * groups) {\n";
+       << "  const int64_t groups = blockDim.x / tpr;\n";
     std::string ind = "    ";
-    row_setup(os, ind);
+    auto slots_open = [&](const std::string &in) {
+      os << in << "#pragma unroll\n"
+         << in << "for (int k = 0; k < SLOTS; ++k) {\n"
+         << in << "  const int e = (lane + k * tpr) * V;\n"
+         << in << "  if (k < sp.vpt && e < R) {\n";
+    };
+    auto slots_close = [&](const std::string &in) {
+      os << in << "  }\n" << in << "}\n";
+    };
+    // An input that is the same for every row (a weight or bias broadcast
+    // over the rows) is read by the group's first row only.
+    for (auto [i, in] : llvm::enumerate(k.inputs)) {
+      if (!cached_input(i))
+        continue;
+      size_t J = in_op(i);
+      os << "  kiln_vec<" << storage(in) << ", V> c" << i << "[SLOTS]; // "
+         << (g.node(in).name.empty() ? "input" : g.node(in).name) << "\n"
+         << "  const bool same" << i << " = st.s[" << J << "][0] == 0 && st.s["
+         << J << "][2] == 0;\n";
+    }
+    os << "  bool first = true;\n";
+    os << "  for (int64_t row = int64_t(blockIdx.x) * groups + threadIdx.x / tpr;"
+          " row < sp.rows; row += int64_t(gridDim.x) * groups, first = false) {\n";
+    os << ind << "const int64_t o = sp.inner == 1 ? row : row / sp.inner;\n"
+       << ind << "const int64_t i = row - o * sp.inner;\n";
+    for (size_t j = 0; j < nout + nin; ++j)
+      os << ind << "const int64_t b" << j << " = o * st.s[" << j
+         << "][0] + i * st.s[" << j << "][2];\n";
     prologue(os, ind);
-    if (cached)
-      for (auto [i, in] : llvm::enumerate(k.inputs)) {
-        if (!k.input_reused[i])
-          continue;
-        os << ind << "kiln_vec<" << storage(in) << ", V> c" << i
-           << "[SLOTS]; // " << (g.node(in).name.empty() ? "input" : g.node(in).name)
-           << ", kept for " << "every pass\n"
-           << ind << "#pragma unroll\n"
-           << ind << "for (int k = 0; k < SLOTS; ++k) {\n"
-           << ind << "  const int e = (lane + k * tpr) * V;\n"
-           << ind << "  if (k < sp.vpt && e < R) {\n";
-        load_slot(os, "c" + std::to_string(i) + "[k]", i, "R", ind + "    ");
-        os << ind << "  }\n" << ind << "}\n";
-      }
+    for (size_t i = 0; i < nin; ++i) {
+      if (!cached_input(i))
+        continue;
+      os << ind << "if (first || !same" << i << ") {\n";
+      slots_open(ind + "  ");
+      os << ind << "      c" << i << "[k] = kiln_vec_load<V>(in" << i << " + b"
+         << in_op(i) << " + e);\n";
+      slots_close(ind + "  ");
+      os << ind << "}\n";
+    }
+    for (NodeId id : k.nodes)
+      if (kept(id))
+        os << ind << value_type(g.node(id)) << " t" << id
+           << "[SLOTS * V]; // " << describe_node(g, g.node(id))
+           << ", kept for a later pass\n";
     auto store_reduced = [](size_t j, const std::string &v) {
       return "if (lane == 0)\n        out" + std::to_string(j) + "[b" +
              std::to_string(j) + "] = " + v + ";";
@@ -325,18 +465,76 @@ struct Red {
     for (int p = 0; p < k.passes; ++p) {
       os << ind << "// pass " << p << "\n";
       declare_accumulators(os, p, ind);
-      if (cached) {
-        os << ind << "#pragma unroll\n"
-           << ind << "for (int k = 0; k < SLOTS; ++k) {\n"
-           << ind << "  const int e = (lane + k * tpr) * V;\n"
-           << ind << "  if (k < sp.vpt && e < R) {\n";
-        cuda_slot(os, p, cached, "R", ind + "    ");
-        os << ind << "  }\n" << ind << "}\n";
-      } else {
-        os << ind << "for (int64_t e = int64_t(lane) * V; e < R; e += int64_t(tpr) * V) {\n";
-        cuda_slot(os, p, cached, "R", ind + "  ");
-        os << ind << "}\n";
+      slots_open(ind);
+      std::string in3 = ind + "    ";
+      for (size_t j = 0; j < nout; ++j)
+        if (out_full(j) && out_phase(j) == p)
+          os << in3 << "kiln_vec<" << storage(k.outputs[j]) << ", V> y" << j
+             << ";\n";
+      // Inputs of this pass that are not kept for the row: read now.
+      std::set<NodeId> computed = pass_nodes(p);
+      for (auto [i, in] : llvm::enumerate(k.inputs)) {
+        if (cached_input(i))
+          continue;
+        bool used = false;
+        for (NodeId c : computed)
+          used |= llvm::is_contained(g.node(c).operands, in);
+        for (NodeId r : reductions_in(p))
+          used |= g.node(r).operands[0] == in;
+        if (used)
+          os << in3 << "const kiln_vec<" << storage(in) << ", V> x" << i
+             << " = kiln_vec_load<V>(in" << i << " + b" << in_op(i) << " + e);\n";
       }
+      os << in3 << "#pragma unroll\n" << in3 << "for (int j = 0; j < V; ++j) {\n";
+      auto load = [this](size_t i) {
+        return (cached_input(i) ? "c" : "x") + std::to_string(i) +
+               (cached_input(i) ? "[k].v[j]" : ".v[j]");
+      };
+      auto store = [](size_t j, const std::string &v) {
+        return "y" + std::to_string(j) + ".v[j] = " + v + ";";
+      };
+      element(os, p, load, store, "(e + j)", "acc", in3 + "  ", true);
+      os << in3 << "}\n";
+      for (size_t j = 0; j < nout; ++j)
+        if (out_full(j) && out_phase(j) == p)
+          os << in3 << "kiln_vec_store(out" << j << " + b" << j << " + e, y" << j
+             << ");\n";
+      slots_close(ind);
+      row_reduce(os, p, ind);
+      epilogue(os, p, store_reduced, ind);
+    }
+    os << "  }\n}\n\n";
+    // Row groups of up to 512 threads with 1 or 2 slots each (up to 128
+    // registers), up to 256 with 4 (up to 255 registers).
+    for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
+      os << "extern \"C\" __global__ void __launch_bounds__("
+         << (slots <= 2 ? "512" : "256, 2") << ")\n"
+         << kname << slots << "(const kiln::RowSpace sp, const kiln::RowStrides<"
+         << nout + nin << "> st" << cuda_params(g, k) << ") {\n  " << kname
+         << "_impl<" << slots << ">(sp, st" << param_names() << ");\n}\n\n";
+  }
+
+  // Loop mode: a block per row; each pass re-reads the row from memory (it
+  // is too long for registers, or not contiguous), any layout.
+  void cuda_rows_loop(llvm::raw_ostream &os) const {
+    os << header("a row per block, each pass re-reads the row");
+    os << kernel_open(name("loop"), false);
+    os << "  const int tpr = blockDim.x;\n"
+       << "  const int lane = threadIdx.x;\n"
+       << "  for (int64_t row = blockIdx.x; row < sp.rows; row += gridDim.x) {\n";
+    std::string ind = "    ";
+    row_setup(os, ind);
+    prologue(os, ind);
+    auto store_reduced = [](size_t j, const std::string &v) {
+      return "if (lane == 0)\n        out" + std::to_string(j) + "[b" +
+             std::to_string(j) + "] = " + v + ";";
+    };
+    for (int p = 0; p < k.passes; ++p) {
+      os << ind << "// pass " << p << "\n";
+      declare_accumulators(os, p, ind);
+      os << ind << "for (int64_t e = int64_t(lane) * V; e < R; e += int64_t(tpr) * V) {\n";
+      cuda_slot(os, p, "R", ind + "  ");
+      os << ind << "}\n";
       row_reduce(os, p, ind);
       epilogue(os, p, store_reduced, ind);
     }
@@ -385,11 +583,11 @@ struct Red {
       if (launch < k.passes) {
         os << in2 << "// pass " << launch << " over this block's chunk\n";
         declare_accumulators(os, launch, in2);
-        os << in2 << "const int64_t lo = split * sp.chunk;\n"
-           << in2 << "const int64_t hi = lo + sp.chunk < R ? lo + sp.chunk : R;\n"
-           << in2 << "for (int64_t e = lo + int64_t(lane) * V; e < hi; e += "
-                     "int64_t(tpr) * V) {\n";
-        cuda_slot(os, launch, false, "hi", in2 + "  ");
+        // The row in tiles of tpr slots, dealt round-robin to the blocks:
+        // blocks running at the same time read neighbouring tiles.
+        os << in2 << "for (int64_t e = (split * tpr + lane) * int64_t(V); e < R; "
+                     "e += int64_t(sp.splits) * tpr * V) {\n";
+        cuda_slot(os, launch, "R", in2 + "  ");
         os << in2 << "}\n";
         row_reduce(os, launch, in2);
         for (NodeId r : reductions_in(launch))
@@ -525,8 +723,9 @@ struct Red {
 } // namespace
 
 int register_slots(const ir::Graph &g, const sched::Kernel &k) {
-  // 16 elements of each reused input per thread (4 slots of f32, 2 of
-  // bf16): more makes ptxas spill in the longer kernels (layer norm).
+  // Up to 16 elements of each input per thread (4 slots of f32, 2 of
+  // bf16): 32 (8 slots of f32, a 1024-wide row per warp) measured slower
+  // on an H200 (bench/experiments/NOTES.md).
   return std::clamp(16 / vector_width(g, k), 2, 4);
 }
 
@@ -539,10 +738,12 @@ void emit_cuda_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
                          const std::string &symbol, DType variant,
                          llvm::raw_ostream &os, std::vector<std::string> &names) {
   Red red{g, k, ki, symbol, variant};
-  red.cuda_rows(os, /*cached=*/true);
-  red.cuda_rows(os, /*cached=*/false);
+  red.cuda_rows_registers(os);
+  red.cuda_rows_loop(os);
   red.cuda_split(os);
-  names.insert(names.end(), {red.name("rows"), red.name("loop"), red.name("split")});
+  for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
+    names.push_back(red.name("rows") + std::to_string(slots));
+  names.insert(names.end(), {red.name("loop"), red.name("split")});
 }
 
 void emit_cpu_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,

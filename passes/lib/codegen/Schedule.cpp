@@ -203,8 +203,6 @@ schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
       for (NodeId o : g.node(*it).operands)
         if (k.role[o] == Role::Full)
           need[o] |= need[*it];
-  for (NodeId in : k.inputs)
-    k.input_reused.push_back((need[in] & (need[in] - 1)) != 0);
   k.need = std::move(need);
 
   for (NodeId m : k.nodes)

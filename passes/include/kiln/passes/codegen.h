@@ -58,6 +58,44 @@ struct Remark {
   std::string message;
 };
 
+// One op a fused kernel computes, for explain.json and the debug dump.
+struct KernelOp {
+  std::string op;    // KIR mnemonic ("sin")
+  std::string value; // the value it computes, as KIR names it ("%a")
+  ir::Loc loc;       // where the user wrote it
+};
+
+// One fused kernel of one dtype variant: what went into it and the memory
+// traffic it costs per element of its iteration space.
+struct KernelInfo {
+  std::string name; // <symbol>_k<i>_<dtype>: the prefix of its CUDA kernels
+                    // and CPU loops
+  DType variant = DType::f32;
+  bool reduction = false;
+  std::vector<KernelOp> ops;       // in the order the kernel computes them
+  std::vector<std::string> inputs; // tensors read (KIR names)
+  std::vector<std::string> outputs; // values written (KIR names)
+  int reads_bytes_per_element = 0;
+  int writes_bytes_per_element = 0; // reductions: full-size outputs only
+  int passes = 1; // passes over each row (reductions); 1 for pointwise
+};
+
+// One run-time check of the fast path, as the host code makes it. A failed
+// check logs `message` (KILN_LOGS=guards) and the eager body runs.
+struct GuardInfo {
+  std::string check;   // what must hold, in words
+  std::string message; // what a failure logs
+  // The dtype variants that make the check; empty: every call does.
+  std::vector<DType> variants;
+};
+
+// The graph a dtype variant ended with, after every pass.
+struct VariantGraph {
+  DType dtype = DType::f32;
+  std::string kir;
+  std::string dot; // Graphviz, one cluster per fused kernel
+};
+
 struct FunctionCode {
   // Non-empty when the function cannot be compiled (then nothing else is
   // set): the plugin warns at error_loc and leaves the function eager.
@@ -73,6 +111,11 @@ struct FunctionCode {
   std::vector<std::pair<std::string, std::string>> pass_dumps;
   std::vector<std::string> kernel_names;
   bool has_cuda_kernels = false;
+  // Structured views of the above, for explain.json and the remarks (which
+  // are made from these lists, so the two agree).
+  std::vector<KernelInfo> kernels; // every variant's, variant by variant
+  std::vector<GuardInfo> guards;   // in the order the host code checks them
+  std::vector<VariantGraph> graphs; // per compiled variant
 };
 
 FunctionCode compile_function(const FunctionSpec &spec, const Options &opts);

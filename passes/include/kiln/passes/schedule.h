@@ -45,8 +45,6 @@ struct Kernel {
   std::vector<int> phase;   // per graph node: the pass that can compute it
   // Per graph node: bit p is set when the full value is used in pass p.
   std::vector<unsigned> need;
-  // Inputs read in more than one pass (worth keeping in registers).
-  std::vector<bool> input_reused; // per entry of `inputs`
 };
 
 struct KernelPlan {

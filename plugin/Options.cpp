@@ -2,8 +2,10 @@
 
 #include <clang/AST/Attr.h>
 #include <clang/AST/Decl.h>
+#include <clang/Frontend/CompilerInstance.h>
 
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/Support/Process.h>
 
 #include <algorithm>
 
@@ -24,11 +26,26 @@ std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args) {
     args.nvcc = arg.str();
   else if (arg.consume_front("cache-dir="))
     args.cache_dir = arg.str();
+  else if (arg.consume_front("debug-dir="))
+    args.debug_dir = arg.str();
   else
     return "unknown argument '" + arg.str() +
            "' (expected dump, remarks, cuda=off, nvcc=<path>, "
-           "cache-dir=<dir>)";
+           "cache-dir=<dir>, debug-dir=<dir>)";
   return "";
+}
+
+void complete_plugin_args(const CompilerInstance &ci, PluginArgs &args) {
+  const CodeGenOptions &cg = ci.getCodeGenOpts();
+  if (cg.OptimizationRemark.patternMatches("kiln") ||
+      cg.OptimizationRemarkMissed.patternMatches("kiln") ||
+      cg.OptimizationRemarkAnalysis.patternMatches("kiln"))
+    args.remarks = true;
+  if (!args.debug_dir) {
+    std::optional<std::string> env =
+        llvm::sys::Process::GetEnv("KILN_DEBUG_DIR");
+    args.debug_dir = env ? *env : "";
+  }
 }
 
 static std::optional<DType> dtype_from_name(llvm::StringRef name) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 namespace clang {
+class CompilerInstance;
 class FunctionDecl;
 class SourceLocation;
 } // namespace clang
@@ -25,10 +26,18 @@ struct PluginArgs {
   bool cuda = true;     // cuda=off: no kernels, no nvcc
   std::string nvcc;     // nvcc=<path>
   std::string cache_dir; // cache-dir=<dir>
+  // debug-dir=<dir>: the debug dump's folder (DebugDump.h); "" turns it off.
+  // Unset: $KILN_DEBUG_DIR.
+  std::optional<std::string> debug_dir;
 };
 
 // Parses one argument; returns an error message, or "" when it is valid.
 std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args);
+
+// What the rest of the command line and the environment add: remarks are
+// on with -Rpass=kiln (or -Rpass-missed / -Rpass-analysis matching "kiln"),
+// and debug_dir defaults to $KILN_DEBUG_DIR.
+void complete_plugin_args(const clang::CompilerInstance &ci, PluginArgs &args);
 
 // The options of one [[kiln::compile(...)]] function.
 struct CompileOptions {

@@ -1,0 +1,49 @@
+// The guards explain.json lists (and the remarks print) are the checks the
+// generated host code makes, message for message, for pointwise and
+// reduction kernels, `where` conditions, scalars, and several fast paths.
+// RUN: rm -rf %t.dir
+// RUN: %kiln_cxx -fsyntax-only -fplugin-arg-kiln-cuda=off -fplugin-arg-kiln-debug-dir=%t.dir %s
+// RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/pointwise | FileCheck %s --check-prefix=POINTWISE
+// RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/norm | FileCheck %s --check-prefix=NORM
+// RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/centred | FileCheck %s --check-prefix=CENTRED
+// RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/two_regions | FileCheck %s --check-prefix=REGIONS
+// With CUDA on (kernels generated, nvcc not run under -fsyntax-only).
+// RUN: %if nvcc %{ rm -rf %t.cuda %}
+// RUN: %if nvcc %{ %kiln_cxx -fsyntax-only -fplugin-arg-kiln-debug-dir=%t.cuda %s %}
+// RUN: %if nvcc %{ python3 %S/Inputs/guards_match_host.py %t.cuda/guards-match-host.cpp/norm | FileCheck %s --check-prefix=NORM %}
+// The checker itself fails on a guard the host code does not make.
+// RUN: python3 -c "import json,sys; p=sys.argv[1]; j=json.load(open(p)); j['guards'][0]['message']='made up'; json.dump(j, open(p,'w'))" %t.dir/guards-match-host.cpp/pointwise/explain.json
+// RUN: not python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/pointwise | FileCheck %s --check-prefix=BROKEN
+#include <kiln/kiln.h>
+
+using kiln::Tensor;
+
+void log_tensor(const Tensor &);
+
+// POINTWISE: pointwise: 13 guard messages match
+// BROKEN: pointwise: in host.cpp only: 'c' is an undefined tensor
+// BROKEN: pointwise: in explain.json only: made up
+[[kiln::compile]] Tensor pointwise(const Tensor &c, const Tensor &x,
+                                   const Tensor &y, double s) {
+  return kiln::where(c, x * s, y);
+}
+
+// NORM: norm: {{[0-9]+}} guard messages match
+[[kiln::compile]] Tensor norm(const Tensor &x, const Tensor &w,
+                              const Tensor &b) {
+  return kiln::layer_norm(x, w, b) + kiln::argmax(x, -1, true);
+}
+
+// CENTRED: centred: {{[0-9]+}} guard messages match
+[[kiln::compile("dtypes=f32,f64")]] Tensor centred(const Tensor &x,
+                                                   const Tensor &y) {
+  return (x - kiln::mean(x, 0, true)) * y + kiln::var(y, 0, true);
+}
+
+// REGIONS: two_regions (region 1): {{[0-9]+}} guard messages match
+// REGIONS: two_regions (region 2): {{[0-9]+}} guard messages match
+[[kiln::compile]] Tensor two_regions(const Tensor &x) {
+  Tensor y = kiln::softmax(x, 0);
+  log_tensor(y);
+  return kiln::sum(y * x, -1);
+}

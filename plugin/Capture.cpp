@@ -1,13 +1,15 @@
-// Capture: walks straight-line code on kiln::Tensor into an ir::Graph.
+// Capture of statements: declarations, assignments, returns, branches and
+// loops, executed symbolically on the region's State.
 //
-// Tensor parameters become Input nodes and scalar parameters ScalarInput
-// nodes (runtime values, never baked in); compile-time constants become
-// Constant nodes; locals are names bound to values; calls of the ops of
-// kiln/ops.h become op nodes. The first thing that is not understood stops
-// the capture with its location and a reason, and the function stays eager.
+// A loop runs as many times as its compile-time trip count says (it is
+// unrolled into the graph); a branch on a compile-time condition takes its
+// arm; a branch on a host scalar that the region's start can evaluate asks
+// the planner for a decision (one specialisation per value). Everything
+// else stops the statement with a location and a reason.
 #include "CaptureImpl.h"
 
 #include <clang/AST/ASTContext.h>
+#include <clang/AST/Attr.h>
 #include <clang/AST/Decl.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/Expr.h>
@@ -16,304 +18,426 @@
 #include <clang/AST/StmtCXX.h>
 #include <clang/Basic/SourceManager.h>
 
-#include <llvm/ADT/DenseMap.h>
-#include <llvm/Support/Format.h>
-#include <llvm/Support/raw_ostream.h>
-
-#include <algorithm>
-#include <optional>
+#include <functional>
 
 using namespace clang;
 
-namespace kiln::plugin {
+namespace kiln::plugin::capture {
 
-static bool in_kiln_namespace(const Decl *d) {
-  const DeclContext *dc = d->getDeclContext();
-  while (dc && isa<LinkageSpecDecl>(dc))
-    dc = dc->getParent();
-  const auto *ns = dyn_cast_or_null<NamespaceDecl>(dc);
-  return ns && !ns->isAnonymousNamespace() && ns->getName() == "kiln" &&
-         ns->getParent()->getRedeclContext()->isTranslationUnit();
+// Loops unroll up to these bounds; past them the loop runs eagerly.
+constexpr int kMaxIterations = 64;
+constexpr int kMaxOps = 4096;
+
+// Inside an inlined call the failure is reported where the compiled
+// function makes the call, which is the statement that stays eager.
+bool Capturer::fail(SourceLocation loc, std::string reason) {
+  if (!failure.any()) {
+    failure.loc = loc;
+    failure.reason = std::move(reason);
+    if (frames_.size() > 1 && frames_[1].call.isValid()) {
+      const SourceManager &sm = ctx_.getSourceManager();
+      failure.reason += " (in " + quoted(frames_.back().fn) + ", line " +
+                        std::to_string(sm.getPresumedLineNumber(
+                            sm.getExpansionLoc(loc))) +
+                        ")";
+      failure.loc = frames_[1].call;
+    }
+  }
+  return false;
 }
 
-static bool is_kiln_class(QualType t, llvm::StringRef name) {
-  if (t.isNull())
-    return false;
-  const auto *rd = t.getNonReferenceType()->getAsCXXRecordDecl();
-  return rd && rd->getIdentifier() && rd->getName() == name &&
-         in_kiln_namespace(rd);
-}
-
-bool is_kiln_tensor(QualType t) { return is_kiln_class(t, "Tensor"); }
-
-ir::Loc to_ir_loc(const ASTContext &ctx, SourceLocation loc) {
-  if (loc.isInvalid())
-    return {};
-  const SourceManager &sm = ctx.getSourceManager();
-  PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(loc));
-  if (p.isInvalid())
-    return {};
-  return {p.getFilename(), p.getLine(), p.getColumn()};
-}
-
-namespace capture {
-
-// std::move(x) and std::forward<T>(x) name the same value.
-static bool is_std_move(const CallExpr *c) {
-  const FunctionDecl *f = c->getDirectCallee();
-  return f && c->getNumArgs() == 1 && f->isInStdNamespace() &&
-         f->getIdentifier() &&
-         (f->getName() == "move" || f->getName() == "forward");
-}
-
-std::optional<codegen::ArgKind> scalar_kind(QualType t) {
-  t = t.getNonReferenceType().getCanonicalType().getUnqualifiedType();
-  if (t->isBooleanType())
-    return codegen::ArgKind::Bool;
-  if (t->isRealFloatingType())
-    return codegen::ArgKind::Double;
-  if (t->isIntegerType() && !t->isEnumeralType())
-    return codegen::ArgKind::Int64;
+std::nullopt_t Capturer::silent_fail() {
+  if (!failure.any())
+    failure.silent = true;
   return std::nullopt;
 }
 
-DType scalar_dtype(QualType t) {
-  switch (*scalar_kind(t)) {
-  case codegen::ArgKind::Bool:
-    return DType::b8;
-  case codegen::ArgKind::Double:
-    return DType::f64;
-  default:
-    return DType::i64;
-  }
+std::string Capturer::quoted(const NamedDecl *d) const {
+  return "'" + d->getQualifiedNameAsString() + "'";
 }
 
-// The op behind a call of a kiln:: function or operator, by name.
-static std::optional<ir::Op> op_for_callee(const FunctionDecl *callee,
-                                           unsigned num_args) {
-  switch (callee->getOverloadedOperator()) {
-  case OO_None:
-    break;
-  case OO_Plus:
-    return num_args == 2 ? std::optional(ir::Op::Add) : std::nullopt;
-  case OO_Minus:
-    return num_args == 2 ? ir::Op::Sub : ir::Op::Neg;
-  case OO_Star:
-    return ir::Op::Mul;
-  case OO_Slash:
-    return ir::Op::Div;
-  case OO_Greater:
-    return ir::Op::Gt;
-  case OO_Less:
-    return ir::Op::Lt;
-  case OO_GreaterEqual:
-    return ir::Op::Ge;
-  case OO_LessEqual:
-    return ir::Op::Le;
-  case OO_EqualEqual:
-    return ir::Op::Eq;
-  case OO_ExclaimEqual:
-    return ir::Op::Ne;
-  default:
-    return std::nullopt;
-  }
-  if (!callee->getIdentifier())
-    return std::nullopt;
-  std::optional<ir::Op> op = ir::op_from_name(callee->getName());
-  if (!op || !ir::is_pointwise(*op))
-    return std::nullopt;
-  return op;
-}
-
-// Sees through what does not change the value of a tensor expression:
-// parentheses, cleanups, temporaries, no-op casts, copies and moves.
-const Expr *Capturer::skip(const Expr *e) {
-  while (true) {
-    e = e->IgnoreParens();
-    if (const auto *x = dyn_cast<ExprWithCleanups>(e))
-      e = x->getSubExpr();
-    else if (const auto *x = dyn_cast<MaterializeTemporaryExpr>(e))
-      e = x->getSubExpr();
-    else if (const auto *x = dyn_cast<CXXBindTemporaryExpr>(e))
-      e = x->getSubExpr();
-    else if (const auto *x = dyn_cast<CastExpr>(e);
-             x && (x->getCastKind() == CK_NoOp ||
-                   x->getCastKind() == CK_ConstructorConversion ||
-                   x->getCastKind() == CK_LValueToRValue) &&
-             (isa<ImplicitCastExpr>(x) || isa<CXXFunctionalCastExpr>(x) ||
-              isa<CXXStaticCastExpr>(x) || isa<CStyleCastExpr>(x)))
-      e = x->getSubExpr();
-    else if (const auto *x = dyn_cast<CXXConstructExpr>(e);
-             x && x->getNumArgs() == 1 &&
-             x->getConstructor()->isCopyOrMoveConstructor() &&
-             is_kiln_tensor(x->getType()))
-      e = x->getArg(0);
-    else if (const auto *x = dyn_cast<CallExpr>(e); x && is_std_move(x))
-      e = x->getArg(0);
-    else
-      return e;
-  }
-}
-
-bool Capturer::run(const Stmt *body) {
-  if (!is_kiln_tensor(fd_->getReturnType()) ||
-      fd_->getReturnType()->isReferenceType())
-    return fail(fd_->getLocation(),
-                "functions returning '" +
-                    fd_->getReturnType().getAsString(ctx_.getPrintingPolicy()) +
-                    "' are not supported yet (the result must be a "
-                    "kiln::Tensor)");
-
-  int arg = 0;
-  for (const ParmVarDecl *p : fd_->parameters()) {
-    // An unnamed parameter cannot be used, so it is not an argument.
-    if (!p->getIdentifier())
-      continue;
-    QualType t = p->getType();
-    ir::Loc l = loc(p->getLocation());
-    std::string name = p->getName().str();
-    if (is_kiln_tensor(t)) {
-      ir::NodeId id = b_.input(arg, ir::Type::tensor(DType::f32), name, l);
-      tensors_[p] = id;
-      out_.args.push_back(codegen::ArgKind::Tensor);
-    } else if (std::optional<codegen::ArgKind> k = scalar_kind(t)) {
-      DType dt = scalar_dtype(t);
-      scalars_[p] = {b_.scalar_input(arg, dt, name, l), dt};
-      out_.args.push_back(*k);
-    } else {
-      continue; // referring to it stops the capture
-    }
-    out_.params.push_back(p);
-    ++arg;
-  }
-
-  const auto *cs = dyn_cast<CompoundStmt>(body);
-  if (!cs)
-    return fail(body->getBeginLoc(),
-                "a function-try-block is not supported yet");
-  bool returned = false;
-  if (!stmt(cs, returned))
+bool Capturer::run(const Stmt *s) {
+  frames_.clear();
+  Frame root;
+  root.fn = fd_;
+  if (const auto *md = dyn_cast<CXXMethodDecl>(fd_); md && md->isInstance())
+    root.has_this = true;
+  frames_.push_back(root);
+  failure = Failure();
+  Flow flow = Flow::Normal;
+  if (!exec(s, flow))
     return false;
-  if (!returned)
-    return fail(cs->getRBracLoc(), "the function does not end with "
-                                   "'return' of a tensor");
-  out_.graph = b_.take();
-  std::string err = ir::verify(out_.graph);
-  if (!err.empty())
-    return fail(fd_->getLocation(), "internal error: captured graph is "
-                                    "malformed: " + err);
+  if (flow == Flow::Break || flow == Flow::Continue)
+    return fail(s->getBeginLoc(), "'break' or 'continue' out of the compiled "
+                                  "region is not supported yet");
+  if (st.num_ops > kMaxOps)
+    return fail(s->getBeginLoc(),
+                "the region grows past " + std::to_string(kMaxOps) + " ops");
   return true;
 }
 
-bool Capturer::stmt(const Stmt *s, bool &returned) {
-  if (isa<NullStmt>(s))
+static const char *stmt_description(const Stmt *s) {
+  switch (s->getStmtClass()) {
+  case Stmt::SwitchStmtClass:
+    return "'switch' statement";
+
+  case Stmt::GotoStmtClass:
+  case Stmt::IndirectGotoStmtClass:
+    return "'goto'";
+  case Stmt::LabelStmtClass:
+    return "label";
+  case Stmt::GCCAsmStmtClass:
+  case Stmt::MSAsmStmtClass:
+    return "inline assembly";
+  case Stmt::CoreturnStmtClass:
+    return "'co_return'";
+  default:
+    return nullptr;
+  }
+}
+
+bool Capturer::exec(const Stmt *s, Flow &flow) {
+  switch (s->getStmtClass()) {
+  case Stmt::NullStmtClass:
     return true;
-  if (const auto *cs = dyn_cast<CompoundStmt>(s)) {
-    for (const Stmt *sub : cs->body()) {
-      if (returned) // unreachable after a return
-        break;
-      if (!stmt(sub, returned))
+  case Stmt::CompoundStmtClass:
+    for (const Stmt *sub : cast<CompoundStmt>(s)->body()) {
+      if (!exec(sub, flow))
         return false;
+      if (flow != Flow::Normal)
+        return true;
     }
     return true;
-  }
-  if (const auto *ds = dyn_cast<DeclStmt>(s)) {
-    for (const Decl *d : ds->decls())
+  case Stmt::AttributedStmtClass:
+    return exec(cast<AttributedStmt>(s)->getSubStmt(), flow);
+  case Stmt::DeclStmtClass:
+    for (const Decl *d : cast<DeclStmt>(s)->decls())
       if (!decl(d))
         return false;
     return true;
-  }
-  if (const auto *rs = dyn_cast<ReturnStmt>(s)) {
-    if (!rs->getRetValue())
-      return fail(rs->getReturnLoc(), "'return' without a value");
-    std::optional<ir::NodeId> v = tensor(rs->getRetValue());
-    if (!v)
-      return false;
-    b_.output(*v);
-    returned = true;
-    return true;
-  }
-  if (const auto *e = dyn_cast<Expr>(s))
-    return expr_stmt(e);
-
-  const char *what = s->getStmtClassName();
-  switch (s->getStmtClass()) {
+  case Stmt::ReturnStmtClass:
+    return exec_return(cast<ReturnStmt>(s), flow);
   case Stmt::IfStmtClass:
-    what = "'if' statement";
-    break;
-  case Stmt::ForStmtClass:
-    what = "'for' loop";
-    break;
-  case Stmt::CXXForRangeStmtClass:
-    what = "range-based 'for' loop";
-    break;
-  case Stmt::WhileStmtClass:
-    what = "'while' loop";
-    break;
-  case Stmt::DoStmtClass:
-    what = "'do' loop";
-    break;
-  case Stmt::SwitchStmtClass:
-    what = "'switch' statement";
-    break;
+    return exec_if(cast<IfStmt>(s), flow);
+  case Stmt::ForStmtClass: {
+    const auto *f = cast<ForStmt>(s);
+    if (f->getConditionVariable())
+      return fail(f->getForLoc(), "a 'for' condition that declares a "
+                                  "variable is not supported yet");
+    return exec_loop(s, f->getInit(), f->getCond(), f->getInc(), f->getBody(),
+                     false, flow);
+  }
+  case Stmt::WhileStmtClass: {
+    const auto *w = cast<WhileStmt>(s);
+    if (w->getConditionVariable())
+      return fail(w->getWhileLoc(), "a 'while' condition that declares a "
+                                    "variable is not supported yet");
+    return exec_loop(s, nullptr, w->getCond(), nullptr, w->getBody(), false,
+                     flow);
+  }
+  case Stmt::DoStmtClass: {
+    const auto *d = cast<DoStmt>(s);
+    return exec_loop(s, nullptr, d->getCond(), nullptr, d->getBody(), true,
+                     flow);
+  }
+  case Stmt::BreakStmtClass:
+  case Stmt::ContinueStmtClass:
+    if (frames_.back().loop_depth == 0)
+      return fail(s->getBeginLoc(),
+                  std::string("'") +
+                      (isa<BreakStmt>(s) ? "break" : "continue") +
+                      "' leaves a loop that runs eagerly");
+    flow = isa<BreakStmt>(s) ? Flow::Break : Flow::Continue;
+    return true;
+  case Stmt::CXXThrowExprClass:
+    return fail(s->getBeginLoc(), "'throw' runs eagerly");
   case Stmt::CXXTryStmtClass:
-    what = "'try' block";
-    break;
-  case Stmt::GotoStmtClass:
-    what = "'goto'";
-    break;
-  case Stmt::LabelStmtClass:
-    what = "label";
-    break;
+    return fail(s->getBeginLoc(), "a 'try' block is not captured: it runs "
+                                  "eagerly and its statements are compiled "
+                                  "on their own");
+  case Stmt::CXXForRangeStmtClass:
+    return fail(s->getBeginLoc(), "a range-based 'for' loop is not unrolled: "
+                                  "it runs eagerly and its body is compiled "
+                                  "on its own");
   default:
     break;
   }
-  return fail(s->getBeginLoc(), std::string(what) + " is not supported yet");
+  if (const auto *e = dyn_cast<Expr>(s))
+    return expr_stmt(e);
+  if (const char *what = stmt_description(s))
+    return fail(s->getBeginLoc(), std::string(what) + " is not supported yet");
+  return fail(s->getBeginLoc(), std::string("statement (") +
+                                    s->getStmtClassName() +
+                                    ") is not supported yet");
+}
+
+bool Capturer::exec_return(const ReturnStmt *s, Flow &flow) {
+  const Expr *v = s->getRetValue();
+  if (frames_.size() > 1) {
+    // Evaluating may inline calls (frames_ grows): the frame is looked up
+    // after.
+    std::optional<Value> r;
+    if (v && !v->getType()->isVoidType()) {
+      if (!(r = eval(v)))
+        return false;
+    } else if (v) {
+      if (!eval(v))
+        return false;
+    }
+    Frame &fr = frames_.back();
+    fr.ret.clear();
+    if (r)
+      fr.ret.push_back(std::move(*r));
+    fr.returned = true;
+    flow = Flow::Return;
+    return true;
+  }
+  switch (fn_ret_) {
+  case ReturnKind::None: {
+    QualType rt = fd_->getReturnType();
+    return fail(s->getReturnLoc(),
+                "returning '" + rt.getAsString(ctx_.getPrintingPolicy()) +
+                    "' is not supported yet (a compiled region returns "
+                    "tensors, pairs, tuples or aggregates of tensors)");
+  }
+  case ReturnKind::Void:
+    if (v && !eval(v))
+      return false;
+    break;
+  case ReturnKind::Value: {
+    if (!v)
+      return fail(s->getReturnLoc(), "'return' without a value");
+    std::vector<Value> elems;
+    if (fn_ret_arity_ == 1 && is_kiln_tensor(fd_->getReturnType())) {
+      std::optional<Value> t = tensor(v);
+      if (!t)
+        return false;
+      elems.push_back(*t);
+    } else {
+      std::optional<Value> t = tuple(v, fn_ret_arity_);
+      if (!t)
+        return false;
+      elems = t->elems;
+    }
+    st.ret_nodes.clear();
+    for (const Value &e : elems)
+      st.ret_nodes.push_back(e.node);
+    st.ret_storages.clear();
+    for (const Value &e : elems)
+      st.ret_storages.push_back(e.storage);
+    break;
+  }
+  }
+  st.ret = fn_ret_;
+  st.returned = true;
+  flow = Flow::Return;
+  return true;
+}
+
+bool Capturer::exec_if(const IfStmt *s, Flow &flow) {
+  if (s->isConsteval())
+    return fail(s->getIfLoc(), "'if consteval' is not supported yet");
+  if (s->getInit() || s->getConditionVariable())
+    return fail(s->getIfLoc(), "an 'if' with an initialiser or a condition "
+                               "variable is not supported yet");
+  std::optional<bool> taken;
+  if (s->isConstexpr()) {
+    // Checked by clang: a constant expression.
+    Expr::EvalResult r;
+    if (!s->getCond()->EvaluateAsRValue(r, ctx_) || !r.Val.isInt())
+      return fail(s->getIfLoc(), "'if constexpr' condition could not be "
+                                 "evaluated");
+    taken = r.Val.getInt().getBoolValue();
+  } else {
+    taken = condition(s->getCond(), s->getCond()->getExprLoc());
+    if (!taken)
+      return false;
+    // A decided bool variable is known in the arm it selects.
+    const Expr *c = s->getCond()->IgnoreParenImpCasts();
+    bool negate = false;
+    if (const auto *u = dyn_cast<UnaryOperator>(c);
+        u && u->getOpcode() == UO_LNot) {
+      negate = true;
+      c = u->getSubExpr()->IgnoreParenImpCasts();
+    }
+    if (const auto *dre = dyn_cast<DeclRefExpr>(c))
+      if (dre->getType()->isBooleanType())
+        if (std::optional<SlotId> id = var_slot(dre->getDecl(), c->getExprLoc())) {
+          Value v;
+          v.kind = Value::Scalar;
+          v.type = dre->getType();
+          v.known = APValue(llvm::APSInt(llvm::APInt(1, *taken != negate), true));
+          st.values[*id] = v;
+        }
+  }
+  const Stmt *arm = *taken ? s->getThen() : s->getElse();
+  if (!arm)
+    return true;
+  Frame &fr = frames_.back();
+  ++fr.branch_depth;
+  bool ok = exec(arm, flow);
+  --frames_.back().branch_depth;
+  return ok;
+}
+
+bool Capturer::exec_loop(const Stmt *s, const Stmt *init, const Expr *cond,
+                         const Expr *inc, const Stmt *body, bool do_while,
+                         Flow &flow) {
+  ++frames_.back().loop_depth;
+  auto done = [&](bool ok) {
+    --frames_.back().loop_depth;
+    return ok;
+  };
+  if (init) {
+    Flow f = Flow::Normal;
+    if (!exec(init, f))
+      return done(false);
+  }
+  for (int iter = 0;; ++iter) {
+    if (cond && (!do_while || iter > 0)) {
+      if (cond->containsErrors())
+        return done(((void)silent_fail(), false));
+      std::optional<APValue> k = fold_effects(cond);
+      if (!k || !k->isInt()) {
+        if (failed())
+          return done(false);
+        return done(fail(cond->getExprLoc(),
+                         "the loop's trip count is not a compile-time "
+                         "constant: the loop runs eagerly, its body compiled "
+                         "on its own"));
+      }
+      if (!k->getInt().getBoolValue())
+        break;
+    } else if (!cond && !do_while && iter >= kMaxIterations) {
+      return done(fail(s->getBeginLoc(), "a loop without a condition is not "
+                                         "unrolled"));
+    }
+    if (iter >= kMaxIterations)
+      return done(fail(s->getBeginLoc(),
+                       "the loop runs more than " +
+                           std::to_string(kMaxIterations) +
+                           " times, too many to unroll"));
+    if (st.num_ops > kMaxOps)
+      return done(fail(s->getBeginLoc(), "unrolling the loop makes more than " +
+                                             std::to_string(kMaxOps) + " ops"));
+    Flow f = Flow::Normal;
+    if (!exec(body, f))
+      return done(false);
+    if (f == Flow::Return) {
+      flow = Flow::Return;
+      return done(true);
+    }
+    if (f == Flow::Break)
+      break;
+    if (inc && !expr_stmt(inc))
+      return done(false);
+  }
+  return done(true);
 }
 
 bool Capturer::decl(const Decl *d) {
-  const auto *vd = dyn_cast<VarDecl>(d);
-  if (!vd) {
-    if (isa<StaticAssertDecl, TypedefNameDecl, UsingDecl, UsingDirectiveDecl,
-            UsingShadowDecl, NamespaceAliasDecl>(d))
-      return true;
-    return fail(d->getLocation(), std::string("declaration of a ") +
-                                      d->getDeclKindName() +
-                                      " is not supported yet");
-  }
-  if (isa<DecompositionDecl>(vd))
-    return fail(vd->getLocation(), "structured bindings are not supported yet");
+  if (const auto *vd = dyn_cast<VarDecl>(d))
+    return var_decl(vd);
+  if (isa<StaticAssertDecl, TypedefNameDecl, UsingDecl, UsingDirectiveDecl,
+          UsingShadowDecl, NamespaceAliasDecl, UsingEnumDecl, TagDecl>(d))
+    return true;
+  return fail(d->getLocation(), std::string("declaration of a ") +
+                                    d->getDeclKindName() +
+                                    " is not supported yet");
+}
+
+bool Capturer::var_decl(const VarDecl *vd) {
+  if (vd->isInvalidDecl())
+    return (void)silent_fail(), false;
   if (!vd->hasLocalStorage())
     return fail(vd->getLocation(),
                 "static local " + quoted(vd) + " is not supported yet");
-  QualType t = vd->getType();
   const Expr *init = vd->getInit();
+  if (const auto *dd = dyn_cast<DecompositionDecl>(vd)) {
+    if (!init)
+      return fail(vd->getLocation(), "structured binding without a value");
+    std::optional<Value> v = eval(init);
+    if (!v)
+      return false;
+    if (v->kind != Value::Tuple || v->elems.size() != dd->bindings().size())
+      return fail(vd->getLocation(), "structured bindings of this value are "
+                                     "not supported yet");
+    for (auto [i, b] : llvm::enumerate(dd->bindings()))
+      st.names[b] = v->elems[i];
+    return true;
+  }
+  if (init && env_.original_inits) {
+    auto it = env_.original_inits->find(vd);
+    if (it != env_.original_inits->end())
+      init = it->second;
+  }
+  const bool of_fn = dyn_cast<FunctionDecl>(vd->getDeclContext()) == fd_;
+  if (of_fn)
+    st.declared.insert(vd);
+  QualType t = vd->getType();
+  if (t->isReferenceType() && init) {
+    // A reference to a variable or member names that slot; a reference
+    // bound to a temporary holds a value like a local.
+    const Expr *x = init;
+    if (const auto *ewc = dyn_cast<ExprWithCleanups>(x))
+      x = ewc->getSubExpr();
+    x = strip_noop(x, false, true);
+    if (x->isGLValue() && !isa<MaterializeTemporaryExpr>(x) &&
+        (is_kiln_tensor(t) || scalar_kind(t))) {
+      std::optional<SlotId> id = lvalue_slot(x);
+      if (!id)
+        return false;
+      st.aliases[vd] = *id;
+      return true;
+    }
+    if (x->isGLValue() && !isa<MaterializeTemporaryExpr>(x)) {
+      // A reference to a closure or tuple names its value.
+      std::optional<Value> v = eval(x);
+      if (!v)
+        return false;
+      st.names[vd] = *v;
+      return true;
+    }
+  }
   if (is_kiln_tensor(t)) {
     if (!init)
       return fail(vd->getLocation(), "tensor " + quoted(vd) +
                                          " declared without a value is not "
                                          "supported yet");
-    std::optional<ir::NodeId> v = tensor(init);
+    std::optional<Value> v = tensor(init);
     if (!v)
       return false;
-    tensors_[vd] = *v;
-    ir::Node &n = b_.graph().nodes[*v];
-    if (n.name.empty())
+    ir::Node &n = st.b.graph().nodes[v->node];
+    if (n.name.empty() && n.op != ir::Op::Input)
       n.name = vd->getName().str();
+    write(intern({vd, {}}, t.getNonReferenceType()), *v, true);
     return true;
   }
   if (scalar_kind(t)) {
-    // constexpr scalars are folded where they are used.
-    if (vd->isConstexpr())
-      return true;
     if (!init)
       return fail(vd->getLocation(), "scalar " + quoted(vd) +
                                          " declared without a value is not "
                                          "supported yet");
-    std::optional<ir::NodeId> v = scalar(init);
+    std::optional<Value> v = scalar(init);
     if (!v)
       return false;
-    scalars_[vd] = {*v, scalar_dtype(t)};
+    SlotId id = intern({vd, {}}, t.getNonReferenceType());
+    const Frame &fr = frames_.back();
+    bool top = frames_.size() == 1 && fr.loop_depth == 0;
+    write(id, *v, top);
+    if (top && of_fn)
+      st.replays.push_back({id, Replay{vd, init, nullptr}});
+    return true;
+  }
+  const auto *rd = t.getNonReferenceType()->getAsCXXRecordDecl();
+  if ((rd && rd->isLambda()) || tensor_tuple_arity(t.getNonReferenceType())) {
+    if (!init)
+      return fail(vd->getLocation(), "local " + quoted(vd) +
+                                         " declared without a value");
+    std::optional<Value> v = eval(init);
+    if (!v)
+      return false;
+    st.names[vd] = *v;
     return true;
   }
   return fail(vd->getLocation(),
@@ -323,320 +447,67 @@ bool Capturer::decl(const Decl *d) {
 }
 
 bool Capturer::expr_stmt(const Expr *e) {
+  if (e->containsErrors())
+    return (void)silent_fail(), false;
   const Expr *s = e;
   if (const auto *x = dyn_cast<ExprWithCleanups>(s))
     s = x->getSubExpr();
   s = s->IgnoreParens();
-  // `a = <expr>;` rebinds a local tensor (or a by-value tensor parameter):
-  // Tensor::operator= replaces the handle, it does not write into storage.
   if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(s);
-      oc && oc->getOperator() == OO_Equal && oc->getNumArgs() == 2 &&
-      is_kiln_tensor(oc->getArg(0)->getType())) {
-    const auto *dre = dyn_cast<DeclRefExpr>(oc->getArg(0)->IgnoreParenImpCasts());
-    const auto *vd = dre ? dyn_cast<VarDecl>(dre->getDecl()) : nullptr;
-    if (!vd || !tensors_.count(vd) || vd->getType()->isReferenceType())
-      return fail(oc->getOperatorLoc(),
-                  "assignment to a tensor that is not a local of this "
-                  "function is not supported yet");
-    std::optional<ir::NodeId> v = tensor(oc->getArg(1));
-    if (!v)
-      return false;
-    tensors_[vd] = *v;
-    return true;
+      oc && oc->getNumArgs() == 2 && is_kiln_tensor(oc->getArg(0)->getType())) {
+    if (oc->getOperator() == OO_Equal)
+      return assign_tensor(oc->getArg(0), oc->getArg(1), oc->getOperatorLoc());
+    switch (oc->getOperator()) {
+    case OO_PlusEqual:
+    case OO_MinusEqual:
+    case OO_StarEqual:
+    case OO_SlashEqual:
+      return inplace(oc);
+    default:
+      break;
+    }
   }
-  if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(s);
-      oc && isa_and_nonnull<CXXMethodDecl>(oc->getCalleeDecl()) &&
-      oc->getNumArgs() >= 1 &&
-      is_kiln_tensor(oc->getArg(0)->getType()))
-    return fail(oc->getOperatorLoc(),
-                std::string("in-place operator '") +
-                    getOperatorSpelling(oc->getOperator()) +
-                    "' is not supported yet");
-  // A call of a kiln op whose result is dropped is harmless; anything
-  // else has effects the graph cannot hold.
-  if (is_kiln_tensor(s->getType()))
-    return tensor(s).has_value();
-  if (const auto *c = dyn_cast<CallExpr>(s))
-    if (const auto *callee = c->getDirectCallee())
-      return fail(c->getExprLoc(),
-                  "call to " + quoted(callee) + " is not supported yet");
+  if (const auto *bo = dyn_cast<BinaryOperator>(s);
+      bo && bo->isAssignmentOp() && scalar_kind(bo->getLHS()->getType()))
+    return scalar_update(s);
+  if (const auto *uo = dyn_cast<UnaryOperator>(s);
+      uo && uo->isIncrementDecrementOp())
+    return scalar_update(s);
+  if (isa<CXXThrowExpr>(s))
+    return fail(s->getExprLoc(), "'throw' runs eagerly");
+  if (const auto *ce = dyn_cast<CStyleCastExpr>(s);
+      ce && ce->getType()->isVoidType())
+    return eval(ce->getSubExpr()).has_value();
+  if (isa<CallExpr>(s) || is_kiln_tensor(s->getType()))
+    return eval(s).has_value();
+  if (isa<DeclRefExpr, IntegerLiteral, FloatingLiteral, CXXBoolLiteralExpr>(s))
+    return true; // no effect
   return fail(s->getExprLoc(), std::string("expression statement (") +
                                    s->getStmtClassName() +
                                    ") is not supported yet");
 }
 
-std::optional<ir::NodeId> Capturer::tensor(const Expr *e) {
-  if (e->containsErrors())
-    return silent_fail();
-  e = skip(e);
-  if (const auto *dre = dyn_cast<DeclRefExpr>(e)) {
-    const auto *vd = dyn_cast<VarDecl>(dre->getDecl());
-    if (vd) {
-      auto it = tensors_.find(vd);
-      if (it != tensors_.end())
-        return it->second;
-      fail(dre->getLocation(),
-           "reference to " + quoted(vd) +
-               (vd->hasGlobalStorage() ? ", a global or static variable,"
-                                       : ", which is not a parameter or local "
-                                         "of this function,") +
-               " is not supported yet");
-      return std::nullopt;
-    }
-  }
-  if (const auto *c = dyn_cast<CallExpr>(e))
-    return call(c);
-  if (const auto *ce = dyn_cast<CXXConstructExpr>(e)) {
-    if (ce->getNumArgs() == 0)
-      fail(ce->getBeginLoc(),
-           "a default-constructed (undefined) tensor is not supported yet");
-    else
-      fail(ce->getBeginLoc(), "this construction of a kiln::Tensor is not "
-                              "supported yet");
-    return std::nullopt;
-  }
-  if (isa<ConditionalOperator>(e)) {
-    fail(e->getExprLoc(), "the conditional operator '?:' is not supported "
-                          "yet (use kiln::where)");
-    return std::nullopt;
-  }
-  fail(e->getExprLoc(), std::string("expression (") + e->getStmtClassName() +
-                            ") is not supported yet");
-  return std::nullopt;
+bool Capturer::scalar_update(const Expr *e) {
+  const Expr *lhs = nullptr;
+  if (const auto *bo = dyn_cast<BinaryOperator>(e))
+    lhs = bo->getLHS();
+  else
+    lhs = cast<UnaryOperator>(e)->getSubExpr();
+  if (!scalar_kind(lhs->getType()))
+    return fail(e->getExprLoc(), "update of a non-arithmetic value is not "
+                                 "supported yet");
+  std::optional<SlotId> id = lvalue_slot(lhs);
+  if (!id)
+    return false;
+  std::optional<Value> v = scalar_assign(e);
+  if (!v)
+    return false;
+  const Frame &fr = frames_.back();
+  bool replayable = frames_.size() == 1 && fr.loop_depth == 0;
+  write(*id, *v, replayable);
+  if (replayable && slots_[*id].of_function)
+    st.replays.push_back({*id, Replay{nullptr, nullptr, e}});
+  return true;
 }
 
-std::optional<ir::NodeId> Capturer::call(const CallExpr *c) {
-  const FunctionDecl *callee = c->getDirectCallee();
-  if (!callee) {
-    fail(c->getExprLoc(), "indirect call is not supported yet");
-    return std::nullopt;
-  }
-  if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(c);
-      oc && isa<CXXMethodDecl>(callee)) {
-    fail(oc->getOperatorLoc(),
-         std::string("in-place operator '") +
-             getOperatorSpelling(oc->getOperator()) + "' is not supported yet");
-    return std::nullopt;
-  }
-  if (isa<CXXMemberCallExpr>(c) || !in_kiln_namespace(callee)) {
-    fail(c->getExprLoc(), "call to " + quoted(callee) + " is not supported yet");
-    return std::nullopt;
-  }
-  if (callee->getIdentifier() && callee->getOverloadedOperator() == OO_None)
-    if (std::optional<ir::Op> r = ir::op_from_name(callee->getName());
-        r && (ir::is_reduction(*r) ||
-              ir::op_info(*r).kind == ir::OpKind::Composite))
-      return reduction(c, *r);
-  std::optional<ir::Op> op = op_for_callee(callee, c->getNumArgs());
-  unsigned num_operands = c->getNumArgs();
-  if (op == ir::Op::Gelu && num_operands == 2) {
-    // gelu(x, approximate): "none" (the default) or "tanh", as a literal.
-    const Expr *a = c->getArg(1);
-    if (const auto *d = dyn_cast<CXXDefaultArgExpr>(a))
-      a = d->getExpr();
-    const StringLiteral *lit = nullptr;
-    for (int depth = 0; depth < 8 && a && !lit; ++depth) {
-      a = a->IgnoreParenImpCasts();
-      if ((lit = dyn_cast<StringLiteral>(a)))
-        break;
-      if (const auto *x = dyn_cast<MaterializeTemporaryExpr>(a))
-        a = x->getSubExpr();
-      else if (const auto *x = dyn_cast<CXXConstructExpr>(a);
-               x && x->getNumArgs() >= 1)
-        a = x->getArg(0);
-      else if (const auto *x = dyn_cast<ExprWithCleanups>(a))
-        a = x->getSubExpr();
-      else
-        a = nullptr;
-    }
-    if (!lit || (lit->getString() != "none" && lit->getString() != "tanh")) {
-      fail(c->getArg(1)->getBeginLoc(),
-           "kiln::gelu's 'approximate' argument must be the literal \"none\" "
-           "or \"tanh\"");
-      return std::nullopt;
-    }
-    if (lit->getString() == "tanh")
-      op = ir::Op::GeluTanh;
-    num_operands = 1;
-  }
-  if (!op || ir::op_info(*op).arity != int(num_operands)) {
-    fail(c->getExprLoc(), "call to " + quoted(callee) + " is not supported yet");
-    return std::nullopt;
-  }
-  llvm::SmallVector<ir::NodeId, 3> operands;
-  for (unsigned i = 0; i < num_operands; ++i) {
-    std::optional<ir::NodeId> v = operand(c->getArg(i));
-    if (!v)
-      return std::nullopt;
-    operands.push_back(*v);
-  }
-  return b_.op(*op, operands, loc(c->getExprLoc()));
-}
-
-// A compile-time integer argument (a dim, keepdim, a correction).
-std::optional<int64_t> Capturer::constant_int(const Expr *e, const char *what) {
-  Expr::EvalResult r;
-  if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx_)) {
-    fail(e->getBeginLoc(), std::string("the ") + what +
-                               " must be a compile-time constant");
-    return std::nullopt;
-  }
-  return r.Val.getInt().getExtValue();
-}
-
-// Reductions and row-wise ops of kiln/ops.h: op(x), op(x, dim[, keepdim
-// [, correction]]), softmax/log_softmax(x, dim), layer_norm(x, w, b, eps),
-// rms_norm(x, w, eps). Dims, keepdim and the correction are compile-time
-// constants (they shape the kernel); eps is a runtime value.
-std::optional<ir::NodeId> Capturer::reduction(const CallExpr *c, ir::Op op) {
-  const unsigned n = c->getNumArgs();
-  llvm::SmallVector<ir::NodeId, 4> operands;
-  llvm::SmallVector<int64_t, 2> dims;
-  bool keepdim = false;
-  auto arg = [&](unsigned i) -> std::optional<ir::NodeId> {
-    return operand(c->getArg(i));
-  };
-  auto x = arg(0);
-  if (!x)
-    return std::nullopt;
-  operands.push_back(*x);
-  switch (op) {
-  case ir::Op::LayerNorm:
-  case ir::Op::RmsNorm: {
-    dims = {-1};
-    for (unsigned i = 1; i < n; ++i) {
-      if (i == n - 1) {
-        // eps: a runtime scalar; rms_norm's default (-1: the dtype's
-        // machine epsilon) depends on the dtype and is not captured yet.
-        Expr::EvalResult r;
-        if (op == ir::Op::RmsNorm && c->getArg(i)->EvaluateAsFloat(r.Val.getFloat(), ctx_) &&
-            r.Val.getFloat().isNegative()) {
-          fail(c->getArg(i)->getBeginLoc(),
-               "rms_norm's default eps is not supported yet (pass an eps)");
-          return std::nullopt;
-        }
-      }
-      auto v = arg(i);
-      if (!v)
-        return std::nullopt;
-      operands.push_back(*v);
-    }
-    break;
-  }
-  case ir::Op::Softmax:
-  case ir::Op::LogSoftmax: {
-    auto d = constant_int(c->getArg(1), "dim");
-    if (!d)
-      return std::nullopt;
-    dims = {*d};
-    break;
-  }
-  default: // sum, mean, amax, amin, argmax, logsumexp, var
-    if (n >= 2) {
-      auto d = constant_int(c->getArg(1), "dim");
-      if (!d)
-        return std::nullopt;
-      dims = {*d};
-    }
-    if (n >= 3) {
-      auto k = constant_int(c->getArg(2), "keepdim argument");
-      if (!k)
-        return std::nullopt;
-      keepdim = *k != 0;
-    }
-    if (op == ir::Op::Var) {
-      int64_t correction = 1;
-      if (n >= 4) {
-        auto k = constant_int(c->getArg(3), "correction");
-        if (!k)
-          return std::nullopt;
-        correction = *k;
-      }
-      operands.push_back(b_.constant(double(correction), DType::i64));
-    }
-    break;
-  }
-  if (ir::op_info(op).arity != int(operands.size())) {
-    fail(c->getExprLoc(), "this form of " + quoted(c->getDirectCallee()) +
-                              " is not supported yet");
-    return std::nullopt;
-  }
-  ir::NodeId id = b_.op(op, operands, loc(c->getExprLoc()));
-  b_.graph().nodes[id].dims = dims;
-  b_.graph().nodes[id].keepdim = keepdim;
-  return id;
-}
-
-// An argument of an op: a tensor, a C++ number, or a kiln::Operand made
-// from either.
-std::optional<ir::NodeId> Capturer::operand(const Expr *e) {
-  if (is_kiln_class(e->getType(), "Operand")) {
-    const Expr *x = e;
-    while (true) {
-      x = x->IgnoreParens();
-      if (const auto *y = dyn_cast<ExprWithCleanups>(x))
-        x = y->getSubExpr();
-      else if (const auto *y = dyn_cast<MaterializeTemporaryExpr>(x))
-        x = y->getSubExpr();
-      else if (const auto *y = dyn_cast<CXXBindTemporaryExpr>(x))
-        x = y->getSubExpr();
-      else if (const auto *y = dyn_cast<CastExpr>(x);
-               y && (y->getCastKind() == CK_NoOp ||
-                     y->getCastKind() == CK_ConstructorConversion))
-        x = y->getSubExpr();
-      else
-        break;
-    }
-    const auto *ce = dyn_cast<CXXConstructExpr>(x);
-    if (!ce || ce->getNumArgs() != 1 ||
-        ce->getConstructor()->isCopyOrMoveConstructor()) {
-      fail(e->getBeginLoc(), "this kiln::Operand argument is not supported "
-                             "yet (pass a tensor or a number)");
-      return std::nullopt;
-    }
-    e = ce->getArg(0);
-  }
-  if (is_kiln_tensor(e->getType()))
-    return tensor(e);
-  if (e->getType()->isArithmeticType() && scalar_kind(e->getType()))
-    return scalar(e);
-  fail(e->getBeginLoc(), "operand of type '" +
-                             e->getType().getAsString(ctx_.getPrintingPolicy()) +
-                             "' is not supported yet");
-  return std::nullopt;
-}
-
-} // namespace capture
-
-static std::string fingerprint(const ir::Graph &g) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  for (const ir::Node &n : g.nodes) {
-    os << ir::op_info(n.op).name;
-    for (ir::NodeId o : n.operands)
-      os << " %" << o;
-    if (n.op == ir::Op::Constant)
-      os << " " << llvm::format("%a", n.constant) << ":"
-         << dtype_name(n.type.dtype);
-    if (n.arg_index >= 0)
-      os << " #" << n.arg_index << ":" << dtype_name(n.type.dtype)
-         << (n.type.scalar ? "s" : "t");
-    os << "\n";
-  }
-  for (ir::NodeId o : g.outputs)
-    os << "out %" << o << "\n";
-  return text;
-}
-
-Capture capture_function(ASTContext &ctx, const FunctionDecl *fd,
-                         const Stmt *body) {
-  Capture out;
-  capture::Capturer c(ctx, fd, out);
-  out.ok = c.run(body);
-  if (!out.ok)
-    return out;
-  out.fingerprint = fingerprint(out.graph);
-  return out;
-}
-
-} // namespace kiln::plugin
+} // namespace kiln::plugin::capture

@@ -1,77 +1,289 @@
-// plugin/CaptureImpl.h - the capture's walker, shared by Capture.cpp
-// (statements, tensors, op calls) and CaptureScalar.cpp (scalars).
+// plugin/CaptureImpl.h - the symbolic executor behind capture: the state
+// of one region being captured and the walker over statements (Capture.cpp),
+// tensor expressions (CaptureTensor.cpp), scalars (CaptureScalar.cpp) and
+// calls of visible functions and lambdas (CaptureCall.cpp). Regions.cpp
+// drives it over a function's statement lists.
 #pragma once
 
 #include "Capture.h"
 
+#include <clang/AST/APValue.h>
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Decl.h>
+#include <clang/AST/DeclCXX.h>
 #include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
 
+#include <map>
 #include <optional>
 
 namespace kiln::plugin::capture {
 
 using namespace clang;
 
-// The argument kind of a scalar parameter type (float/double: Double,
-// integers: Int64, bool: Bool), or nullopt.
+using SlotId = int;
+
+// The argument kind of a scalar type (floating: Double, integers: Int64,
+// bool: Bool), or nullopt.
 std::optional<codegen::ArgKind> scalar_kind(QualType t);
 // The weak-scalar dtype of a C++ arithmetic type, as kiln::Operand sees it.
 DType scalar_dtype(QualType t);
+bool in_kiln_namespace(const Decl *d);
+// Ends the reason of a branch that cannot be a guard (so it is kept).
+inline constexpr llvm::StringLiteral kEagerIf =
+    ", so the 'if' runs eagerly and its arms are compiled on their own";
+
+// Sees through parentheses and no-op implicit casts (also lvalue-to-rvalue
+// ones with `rvalue`, and derived-to-base ones with `derived`).
+inline const Expr *strip_noop(const Expr *e, bool rvalue = false,
+                              bool derived = false) {
+  while (true) {
+    e = e->IgnoreParens();
+    const auto *ic = dyn_cast<ImplicitCastExpr>(e);
+    if (!ic)
+      return e;
+    CastKind k = ic->getCastKind();
+    if (k == CK_NoOp || (rvalue && k == CK_LValueToRValue) ||
+        (derived && k == CK_UncheckedDerivedToBase))
+      e = ic->getSubExpr();
+    else
+      return e;
+  }
+}
+bool is_kiln_class(QualType t, llvm::StringRef name);
+
+// What an expression evaluates to.
+struct Value {
+  enum Kind : uint8_t { None, Tensor, Scalar, Tuple, Closure };
+  Kind kind = None;
+  ir::NodeId node = -1; // Tensor; Scalar when known only at run time
+  int storage = -1;     // Tensor: which storage it shares (State::storages)
+  std::optional<APValue> known; // Scalar known at compile time
+  QualType type;                // Scalar: its C++ type
+  std::vector<Value> elems;     // Tuple
+  int closure = -1;             // Closure: State::closures
+  static Value tensor(ir::NodeId n, int storage) {
+    Value v;
+    v.kind = Tensor;
+    v.node = n;
+    v.storage = storage;
+    return v;
+  }
+};
+
+// Who else may see a tensor's storage, for in-place updates.
+struct Storage {
+  enum Kind : uint8_t {
+    Fresh,  // made in the region: only the region's names see it
+    Input,  // came from outside through `slot`
+    Unknown // may or may not be shared (contiguous(), say)
+  };
+  Kind kind = Fresh;
+  SlotId slot = -1;
+};
+
+// A lambda as a value: its by-copy captures are copied when it is made.
+struct Closure {
+  const LambdaExpr *lambda = nullptr;
+  llvm::DenseMap<const ValueDecl *, Value> copies;
+  Slot this_slot;
+  bool has_this = false;
+};
+
+// The static dtype class of a node, for the type rules of in-place ops
+// (the variant's dtype is always floating).
+enum class DClass : uint8_t { Variant, Bool, Int, Scalar };
+
+struct Failure {
+  SourceLocation loc;
+  std::string reason;
+  bool silent = false; // clang reported an error there already
+  // Not a failure: the region forks on this condition (a specialisation
+  // per value).
+  const Expr *need_decision = nullptr;
+  bool any() const { return silent || !reason.empty() || need_decision; }
+};
+
+// Everything capturing a region changes. Copied to try a statement (and
+// restored when it fails) and to fork specialisations.
+struct State {
+  ir::GraphBuilder b{""};
+  std::vector<DClass> dclass; // per node
+  llvm::DenseMap<SlotId, Value> values;
+  // Reference variables (and structured bindings) naming a slot.
+  llvm::DenseMap<const ValueDecl *, SlotId> aliases;
+  // Names bound to values that no slot holds: structured bindings,
+  // closures, tuples.
+  llvm::DenseMap<const ValueDecl *, Value> names;
+  std::vector<Storage> storages;
+  struct Input {
+    SlotId slot = -1;
+    const Expr *expr = nullptr; // or an expression (RegionInput::expr)
+    ir::NodeId node = -1;
+  };
+  std::vector<Input> inputs; // in argument order
+  llvm::DenseMap<SlotId, int> first_write, last_read;
+  std::vector<SlotId> written; // in order of first write
+  llvm::DenseSet<SlotId> copy_back;
+  llvm::DenseSet<const VarDecl *> declared;
+  llvm::DenseSet<SlotId> unreplayable; // scalars written in loops or calls
+  std::vector<std::pair<SlotId, Replay>> replays;
+  std::vector<Decision> decisions;
+  std::vector<Closure> closures;
+  int event = 0;
+  bool returned = false;
+  // A specialisation that reached code it cannot capture: it runs the
+  // region's original statements (its guard picks the fallback).
+  bool abandoned = false;
+  Failure abandon;
+  ReturnKind ret = ReturnKind::None;
+  std::vector<ir::NodeId> ret_nodes;
+  std::vector<int> ret_storages;
+  int num_ops = 0;
+};
+
+struct SlotInfo {
+  Slot slot;
+  bool tensor = false;
+  QualType type;          // the held type (no reference)
+  bool of_function = false; // rooted in the compiled function (not a callee)
+  bool may_alias = false; // the caller may name it twice (reference params, members)
+};
+
+
+enum class Flow { Normal, Return, Break, Continue };
 
 class Capturer {
 public:
-  Capturer(ASTContext &ctx, const FunctionDecl *fd, Capture &out)
-      : ctx_(ctx), fd_(fd), out_(out), b_(fd->getNameAsString()) {}
+  Capturer(ASTContext &ctx, const FunctionDecl *fd, const PlanEnv &env);
 
-  bool run(const Stmt *body);
+  State st;
+  Failure failure;
+
+  // Runs one statement of the compiled function (at any nesting) in `st`.
+  // False on failure (see `failure`); `st` is then unspecified.
+  bool run(const Stmt *s);
+  // A fresh state for a region starting at a statement.
+  void reset() {
+    st = State();
+    st.b = ir::GraphBuilder(fd_->getNameAsString());
+    failure = Failure();
+    frames_.clear();
+  }
+  const SlotInfo &slot(SlotId id) const { return slots_[id]; }
+  // Vars of the compiled function an expression or statement refers to.
+  ASTContext &ctx() { return ctx_; }
+  const FunctionDecl *function() const { return fd_; }
+  bool nameable_at_entry(SlotId id) const;
+  // The kiln::Tensor type, once a tensor was seen.
+  QualType tensor_type() const { return tensor_type_; }
 
 private:
-  struct ScalarVal {
-    ir::NodeId id;
-    DType dtype;
+  struct Frame {
+    const FunctionDecl *fn = nullptr;
+    Slot this_slot; // the object `this` names
+    bool has_this = false;
+    int closure = -1;       // a lambda's call: resolves its captures
+    bool returned = false;
+    std::vector<Value> ret; // the returned value (a tuple: its elements)
+    SourceLocation call;    // where the compiled function calls into it
+    int loop_depth = 0;     // unrolled loops open in this frame
+    int branch_depth = 0;   // decided branches open in this frame
   };
 
-  bool fail(SourceLocation loc, std::string reason) {
-    if (out_.fail_reason.empty() && !out_.silent) {
-      out_.fail_loc = loc;
-      out_.fail_reason = std::move(reason);
-    }
-    return false;
-  }
-  // Code clang already reported an error in: no second diagnostic.
-  std::nullopt_t silent_fail() {
-    if (out_.fail_reason.empty())
-      out_.silent = true;
+  // --- Failure.
+  bool fail(SourceLocation loc, std::string reason);
+  std::nullopt_t fail_value(SourceLocation loc, std::string reason) {
+    fail(loc, std::move(reason));
     return std::nullopt;
   }
+  std::nullopt_t silent_fail();
+  bool failed() const { return failure.any(); }
   ir::Loc loc(SourceLocation l) const { return to_ir_loc(ctx_, l); }
-  std::string quoted(const NamedDecl *d) const {
-    return "'" + d->getQualifiedNameAsString() + "'";
-  }
+  std::string quoted(const NamedDecl *d) const;
 
-  bool stmt(const Stmt *s, bool &returned);
+  // --- Statements (Capture.cpp).
+  bool exec(const Stmt *s, Flow &flow);
+  bool exec_if(const IfStmt *s, Flow &flow);
+  bool exec_loop(const Stmt *s, const Stmt *init, const Expr *cond,
+                 const Expr *inc, const Stmt *body, bool do_while,
+                 Flow &flow);
+  bool exec_return(const ReturnStmt *s, Flow &flow);
   bool decl(const Decl *d);
+  bool var_decl(const VarDecl *vd);
   bool expr_stmt(const Expr *e);
-  std::optional<ir::NodeId> tensor(const Expr *e);
-  std::optional<ir::NodeId> call(const CallExpr *c);
-  std::optional<ir::NodeId> reduction(const CallExpr *c, ir::Op op);
+  bool scalar_update(const Expr *e); // i++, i += 2, n = n * 2
+  std::optional<bool> condition(const Expr *cond, SourceLocation at);
+  bool guardable(const Expr *cond, std::string &why);
+  std::optional<bool> decided(const Expr *cond);
+
+  // --- Slots.
+  SlotId intern(const Slot &s, QualType held);
+  std::optional<SlotId> var_slot(const ValueDecl *d, SourceLocation at);
+  std::optional<SlotId> lvalue_slot(const Expr *e, bool quiet = false);
+  std::optional<Slot> object_slot(const Expr *e); // a class-typed object
+  std::optional<Value> read(SlotId id, SourceLocation at);
+  std::optional<Value> name_value(const DeclRefExpr *dre);
+  void write(SlotId id, Value v, bool replayable);
+
+  // --- Tensors (CaptureTensor.cpp).
+  std::optional<Value> eval(const Expr *e); // any value
+  std::optional<Value> tensor(const Expr *e);
+  std::optional<Value> kiln_call(const CallExpr *c, const FunctionDecl *callee);
+  std::optional<Value> reduction(const CallExpr *c, ir::Op op);
+  std::optional<Value> tensor_method(const CXXMemberCallExpr *c);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);
   std::optional<ir::NodeId> operand(const Expr *e);
-  std::optional<ir::NodeId> scalar(const Expr *e);
-  std::optional<ir::NodeId> scalar_arith(const Expr *e, DType want);
-  bool failed() const { return !out_.fail_reason.empty() || out_.silent; }
+  bool inplace(const CXXOperatorCallExpr *oc);
+  bool assign_tensor(const Expr *lhs, const Expr *rhs, SourceLocation at);
+  std::optional<Value> tuple(const Expr *e, unsigned arity);
+  ir::NodeId add_op(ir::Op op, llvm::ArrayRef<ir::NodeId> operands,
+                    SourceLocation at);
+  int fresh_storage(Storage s = {});
   static const Expr *skip(const Expr *e);
+
+  // --- Scalars (CaptureScalar.cpp).
+  std::optional<Value> scalar(const Expr *e);
+  std::optional<APValue> fold(const Expr *e);
+  std::optional<APValue> fold_effects(const Expr *e);
+  std::optional<APValue> fold_update(const Expr *e);
+  std::optional<Value> scalar_arith(const Expr *e, DType want);
+  std::optional<Value> runtime_scalar(const Expr *e, DType want);
+  std::optional<ir::NodeId> materialize(const Value &v, SourceLocation at);
+  std::optional<APValue> convert(const APValue &v, QualType from, QualType to);
+  std::optional<APValue> fold_binary(BinaryOperatorKind op, const APValue &a,
+                                     const APValue &b, QualType operands,
+                                     QualType result);
+  std::optional<Value> scalar_assign(const Expr *e);
+
+  // --- Calls (CaptureCall.cpp).
+  std::optional<Value> call(const CallExpr *c);
+  std::optional<Value> inline_call(const CallExpr *c, const FunctionDecl *fn,
+                                   std::optional<Slot> this_slot,
+                                   int closure);
+  std::optional<Value> make_closure(const LambdaExpr *le);
+  const Stmt *body_of(const FunctionDecl *fn) const;
 
   ASTContext &ctx_;
   const FunctionDecl *fd_;
-  Capture &out_;
-  ir::GraphBuilder b_;
-  llvm::DenseMap<const VarDecl *, ir::NodeId> tensors_;
-  llvm::DenseMap<const VarDecl *, ScalarVal> scalars_;
+  const PlanEnv &env_;
+  // fold() may carry out increments and assignments of known scalars (in
+  // conditions: `while (i++ < 3)`).
+  bool effects_ = false;
+  std::vector<SlotInfo> slots_;
+  std::map<std::vector<const void *>, SlotId> slot_ids_;
+  std::vector<Frame> frames_;
+  QualType tensor_type_;
+  ReturnKind fn_ret_ = ReturnKind::None;
+  unsigned fn_ret_arity_ = 0; // tensors in the function's returned value
 };
+
+// Tensors in a returned value of type `t`: 1 for kiln::Tensor, N for a
+// std::pair/std::tuple of tensors or an aggregate of N tensor fields, 0
+// otherwise.
+unsigned tensor_tuple_arity(QualType t);
 
 } // namespace kiln::plugin::capture

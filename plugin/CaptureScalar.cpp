@@ -1,8 +1,14 @@
-// Capture of scalars: compile-time constants, runtime scalar parameters and
-// locals, and the arithmetic on them that the graph computes as C++ does.
+// Capture of scalars. A scalar is known at compile time (a constant, a
+// loop counter, a local bound to constants) or a runtime value (a host
+// scalar read at the region's start, and the arithmetic on it that the
+// graph computes as C++ does). Known scalars fold with C++'s semantics
+// (the operand type's width, signedness and rounding); they become graph
+// constants only where a tensor op uses them.
 #include "CaptureImpl.h"
 
 #include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/Lex/Lexer.h>
 
 #include <algorithm>
 
@@ -12,32 +18,64 @@ static const char *category_name(DType dt) {
   return dt == DType::b8 ? "bool" : dt == DType::i64 ? "integer" : "floating-point";
 }
 
-std::optional<ir::NodeId> Capturer::scalar(const Expr *e) {
+static QualType plain(QualType t) {
+  return t.getNonReferenceType().getCanonicalType().getUnqualifiedType();
+}
+
+std::optional<Value> Capturer::scalar(const Expr *e) {
   if (e->containsErrors())
     return silent_fail();
-  DType want = scalar_dtype(e->getType());
-  ir::Loc l = loc(e->getExprLoc());
-  Expr::EvalResult r;
-  if (!e->isValueDependent() && e->EvaluateAsRValue(r, ctx_) &&
-      !r.HasSideEffects) {
-    if (r.Val.isInt() && r.Val.getInt().getBitWidth() <= 64) {
-      const llvm::APSInt &v = r.Val.getInt();
-      return b_.constant(v.isSigned() ? double(v.getSExtValue())
-                                      : double(v.getZExtValue()),
-                         want, l);
-    }
-    if (r.Val.isFloat()) {
-      llvm::APFloat f = r.Val.getFloat();
-      bool lost = false;
-      f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
-                &lost);
-      return b_.constant(f.convertToDouble(), want, l);
-    }
-  }
-  if (std::optional<ir::NodeId> v = scalar_arith(e, want); v || failed())
+  if (std::optional<APValue> k = fold(e)) {
+    Value v;
+    v.kind = Value::Scalar;
+    v.known = std::move(*k);
+    v.type = plain(e->getType());
     return v;
-  // A runtime scalar: a parameter or a local bound to one, used at its own
-  // kind (int as int, floating as floating).
+  }
+  if (failed())
+    return std::nullopt;
+  if (!scalar_kind(e->getType()))
+    return fail_value(e->getExprLoc(),
+                      "value of type '" +
+                          e->getType().getAsString(ctx_.getPrintingPolicy()) +
+                          "' is not supported yet");
+  return runtime_scalar(e, scalar_dtype(e->getType()));
+}
+
+std::optional<ir::NodeId> Capturer::materialize(const Value &v,
+                                                SourceLocation at) {
+  if (v.kind != Value::Scalar)
+    return fail_value(at, "internal error: not a scalar");
+  if (!v.known) {
+    return v.node;
+  }
+  DType dt = scalar_dtype(v.type);
+  double d = 0;
+  if (v.known->isInt()) {
+    const llvm::APSInt &i = v.known->getInt();
+    if (i.getBitWidth() > 64)
+      return fail_value(at, "integer constant wider than 64 bits");
+    d = i.isSigned() ? double(i.getSExtValue()) : double(i.getZExtValue());
+  } else if (v.known->isFloat()) {
+    llvm::APFloat f = v.known->getFloat();
+    bool lost = false;
+    f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    d = f.convertToDouble();
+  } else {
+    return fail_value(at, "internal error: scalar constant of an unknown kind");
+  }
+  ir::NodeId n = st.b.constant(d, dt, loc(at));
+  st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+  return n;
+}
+
+// A runtime scalar: a scalar parameter, local or member, used at its own
+// kind (int as int, floating as floating), arithmetic on such, the size of
+// a tensor, or what an inlined call returns.
+std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
+  if (std::optional<Value> v = scalar_arith(e, want); v || failed())
+    return v;
   const Expr *s = e;
   while (true) {
     s = s->IgnoreParens();
@@ -54,32 +92,83 @@ std::optional<ir::NodeId> Capturer::scalar(const Expr *e) {
       break;
     s = ce->getSubExpr();
   }
+  if (const auto *d = dyn_cast<CXXDefaultArgExpr>(s))
+    return runtime_scalar(d->getExpr(), want);
+  std::optional<Value> v;
+  std::string what = "the value";
   if (const auto *dre = dyn_cast<DeclRefExpr>(s)) {
-    const auto *vd = dyn_cast<VarDecl>(dre->getDecl());
-    auto it = vd ? scalars_.find(vd) : scalars_.end();
-    if (it != scalars_.end()) {
-      if (it->second.dtype == want)
-        return it->second.id;
-      fail(dre->getLocation(), std::string("conversion of ") + quoted(vd) +
-                                   " from " + category_name(it->second.dtype) +
-                                   " to " + category_name(want) +
-                                   " is not supported yet");
+    v = name_value(dre);
+    what = "'" + dre->getDecl()->getNameAsString() + "'";
+  } else if (isa<MemberExpr>(s)) {
+    std::optional<SlotId> id = lvalue_slot(s);
+    if (!id)
       return std::nullopt;
+    v = read(*id, s->getExprLoc());
+    what = "'" + slots_[*id].slot.name() + "'";
+  } else if (const auto *mc = dyn_cast<CXXMemberCallExpr>(s);
+             mc && is_kiln_tensor(mc->getImplicitObjectArgument()->getType())) {
+    const CXXMethodDecl *m = mc->getMethodDecl();
+    llvm::StringRef name = m && m->getIdentifier() ? m->getName() : "";
+    if (name == "size" || name == "numel" || name == "dim" ||
+        name == "stride") {
+      // A shape query: evaluated where the region starts and passed in.
+      std::string why;
+      if (!guardable(mc, why))
+        return fail_value(mc->getExprLoc(),
+                          "'" + name.str() + "()' of a tensor the region "
+                          "computes or changes is not supported yet");
+      ir::NodeId n = -1;
+      for (const State::Input &in : st.inputs)
+        if (in.expr == mc)
+          n = in.node;
+      if (n < 0) {
+        std::string text = Lexer::getSourceText(
+                               CharSourceRange::getTokenRange(mc->getSourceRange()),
+                               ctx_.getSourceManager(), ctx_.getLangOpts())
+                               .str();
+        n = st.b.scalar_input(int(st.inputs.size()), DType::i64,
+                              text.empty() ? name.str() : text,
+                              loc(mc->getExprLoc()));
+        st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+        st.inputs.push_back({-1, mc, n});
+      }
+      v = Value();
+      v->kind = Value::Scalar;
+      v->node = n;
+      v->type = plain(mc->getType());
+    } else if (name == "item") {
+      return fail_value(mc->getExprLoc(),
+                        "'item()' reads a tensor's data on the host (a "
+                        "data-dependent value), so it runs eagerly");
+    } else {
+      return fail_value(mc->getExprLoc(), "call to " + quoted(m) +
+                                              " is not supported yet");
     }
-    if (vd) {
-      fail(dre->getLocation(),
-           "reference to " + quoted(vd) +
-               (vd->hasGlobalStorage() ? ", a global or static variable,"
-                                       : ", which is not a parameter or local "
-                                         "of this function,") +
-               " is not supported yet");
-      return std::nullopt;
-    }
+    what = "'" + name.str() + "()'";
+  } else if (const auto *c = dyn_cast<CallExpr>(s)) {
+    v = call(c);
+  } else if (const auto *co = dyn_cast<ConditionalOperator>(s)) {
+    return fail_value(co->getExprLoc(), "the conditional operator '?:' on a "
+                                        "runtime value is not supported yet");
+  } else {
+    return fail_value(e->getExprLoc(),
+                      "scalar expression is not supported yet (only "
+                      "constants, scalar parameters, locals and members, "
+                      "their arithmetic and tensor sizes)");
   }
-  fail(e->getExprLoc(), "scalar expression is not supported yet (only "
-                        "constants, scalar parameters and scalar locals "
-                        "bound to them)");
-  return std::nullopt;
+  if (!v)
+    return std::nullopt;
+  if (v->kind != Value::Scalar)
+    return fail_value(s->getExprLoc(), "expected a scalar value");
+  if (v->known)
+    return v; // e.g. an inlined call folded
+  DType have = scalar_dtype(v->type);
+  if (have != want)
+    return fail_value(s->getExprLoc(), "conversion of " + what + " from " +
+                                           category_name(have) + " to " +
+                                           category_name(want) +
+                                           " is not supported yet");
+  return v;
 }
 
 // + - * (and / on doubles) of runtime scalars, as graph ops on weak
@@ -87,7 +176,7 @@ std::optional<ir::NodeId> Capturer::scalar(const Expr *e) {
 // double or a signed integer (float arithmetic rounds differently, unsigned
 // wraps, integer division truncates), and promotion in the graph gives the
 // C++ result's kind.
-std::optional<ir::NodeId> Capturer::scalar_arith(const Expr *e, DType want) {
+std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
   const Expr *x = e->IgnoreParens();
   ir::Op op;
   llvm::SmallVector<const Expr *, 2> operands;
@@ -105,6 +194,17 @@ std::optional<ir::NodeId> Capturer::scalar_arith(const Expr *e, DType want) {
     case BO_Div:
       op = ir::Op::Div;
       break;
+    case BO_LT:
+    case BO_GT:
+    case BO_LE:
+    case BO_GE:
+    case BO_EQ:
+    case BO_NE:
+    case BO_LAnd:
+    case BO_LOr:
+      return fail_value(bo->getOperatorLoc(),
+                        "comparison of runtime scalars is not supported yet "
+                        "outside an 'if' condition");
     default:
       return std::nullopt;
     }
@@ -118,22 +218,19 @@ std::optional<ir::NodeId> Capturer::scalar_arith(const Expr *e, DType want) {
   } else {
     return std::nullopt;
   }
-  QualType t = x->getType().getCanonicalType().getUnqualifiedType();
+  QualType t = plain(x->getType());
   bool is_double = t->isSpecificBuiltinType(BuiltinType::Double);
-  bool is_signed_int =
-      t->isSignedIntegerType() && ctx_.getTypeSize(t) >= 32 && !t->isEnumeralType();
-  if (!is_double && !is_signed_int) {
-    fail(x->getExprLoc(), "arithmetic on runtime scalars of type '" +
-                              t.getAsString(ctx_.getPrintingPolicy()) +
-                              "' is not supported yet (use double or a "
-                              "signed integer)");
-    return std::nullopt;
-  }
-  if (op == ir::Op::Div && !is_double) {
-    fail(x->getExprLoc(), "integer division of runtime scalars is not "
-                          "supported yet");
-    return std::nullopt;
-  }
+  bool is_signed_int = t->isSignedIntegerType() && ctx_.getTypeSize(t) >= 32 &&
+                       !t->isEnumeralType();
+  if (!is_double && !is_signed_int)
+    return fail_value(x->getExprLoc(),
+                      "arithmetic on runtime scalars of type '" +
+                          t.getAsString(ctx_.getPrintingPolicy()) +
+                          "' is not supported yet (use double or a signed "
+                          "integer)");
+  if (op == ir::Op::Div && !is_double)
+    return fail_value(x->getExprLoc(), "integer division of runtime scalars "
+                                       "is not supported yet");
   llvm::SmallVector<ir::NodeId, 2> ids;
   int category = 0; // the kind the graph promotes to: b8 < i64 < f64
   for (const Expr *o : operands) {
@@ -146,18 +243,139 @@ std::optional<ir::NodeId> Capturer::scalar_arith(const Expr *e, DType want) {
         break;
       inner = ic->getSubExpr();
     }
-    std::optional<ir::NodeId> v = scalar(inner);
+    std::optional<Value> v = scalar(inner);
     if (!v)
       return std::nullopt;
-    DType dt = scalar_dtype(inner->getType());
-    category = std::max(category, dtype_category(dt));
-    ids.push_back(*v);
+    std::optional<ir::NodeId> id = materialize(*v, inner->getExprLoc());
+    if (!id)
+      return std::nullopt;
+    category = std::max(category, dtype_category(scalar_dtype(inner->getType())));
+    ids.push_back(*id);
   }
-  if (category != dtype_category(want)) {
-    fail(x->getExprLoc(), "arithmetic on bool scalars is not supported yet");
+  if (category != dtype_category(want))
+    return fail_value(x->getExprLoc(),
+                      "arithmetic on bool scalars is not supported yet");
+  Value r;
+  r.kind = Value::Scalar;
+  r.node = add_op(op, ids, x->getExprLoc());
+  r.type = t;
+  return r;
+}
+
+// The new value of the variable an assignment, compound assignment or
+// increment writes.
+std::optional<Value> Capturer::scalar_assign(const Expr *e) {
+  QualType lhs_t;
+  if (const auto *bo = dyn_cast<BinaryOperator>(e))
+    lhs_t = plain(bo->getLHS()->getType());
+  else
+    lhs_t = plain(cast<UnaryOperator>(e)->getSubExpr()->getType());
+  auto result = [&](std::optional<APValue> k) -> std::optional<Value> {
+    if (!k)
+      return fail_value(e->getExprLoc(), "this update overflows or is "
+                                         "undefined at compile time");
+    Value v;
+    v.kind = Value::Scalar;
+    v.known = std::move(*k);
+    v.type = lhs_t;
+    return v;
+  };
+  auto runtime = [&](ir::Op op, const Value &a, const Value &b,
+                     QualType op_t) -> std::optional<Value> {
+    op_t = plain(op_t);
+    bool is_double = op_t->isSpecificBuiltinType(BuiltinType::Double);
+    bool is_signed_int = op_t->isSignedIntegerType() &&
+                         ctx_.getTypeSize(op_t) >= 32;
+    if ((!is_double && !is_signed_int) ||
+        scalar_dtype(op_t) != scalar_dtype(lhs_t))
+      return fail_value(e->getExprLoc(),
+                        "update of a runtime scalar of type '" +
+                            lhs_t.getAsString(ctx_.getPrintingPolicy()) +
+                            "' is not supported yet");
+    if (op == ir::Op::Div && !is_double)
+      return fail_value(e->getExprLoc(), "integer division of runtime "
+                                         "scalars is not supported yet");
+    std::optional<ir::NodeId> x = materialize(a, e->getExprLoc());
+    std::optional<ir::NodeId> y = materialize(b, e->getExprLoc());
+    if (!x || !y)
+      return std::nullopt;
+    Value v;
+    v.kind = Value::Scalar;
+    v.node = add_op(op, {*x, *y}, e->getExprLoc());
+    v.type = lhs_t;
+    return v;
+  };
+
+  if (const auto *u = dyn_cast<UnaryOperator>(e)) {
+    std::optional<Value> cur = scalar(u->getSubExpr());
+    if (!cur)
+      return std::nullopt;
+    bool up = u->isIncrementOp();
+    Value one;
+    one.kind = Value::Scalar;
+    one.type = lhs_t;
+    if (lhs_t->isRealFloatingType())
+      one.known = APValue(llvm::APFloat(ctx_.getFloatTypeSemantics(lhs_t), 1));
+    else if (lhs_t->isIntegerType() && !lhs_t->isBooleanType())
+      one.known = APValue(llvm::APSInt(llvm::APInt(ctx_.getIntWidth(lhs_t), 1),
+                                       !lhs_t->isSignedIntegerType()));
+    else
+      return fail_value(e->getExprLoc(), "increment of this type is not "
+                                         "supported yet");
+    if (cur->known)
+      return result(fold_binary(up ? BO_Add : BO_Sub, *cur->known, *one.known,
+                                lhs_t, lhs_t));
+    return runtime(up ? ir::Op::Add : ir::Op::Sub, *cur, one, lhs_t);
+  }
+  const auto *bo = cast<BinaryOperator>(e);
+  if (bo->getOpcode() == BO_Assign) {
+    std::optional<Value> v = scalar(bo->getRHS());
+    if (!v)
+      return std::nullopt;
+    v->type = lhs_t;
+    return v;
+  }
+  const auto *ca = cast<CompoundAssignOperator>(bo);
+  std::optional<Value> cur = scalar(bo->getLHS());
+  std::optional<Value> rhs = cur ? scalar(bo->getRHS()) : std::nullopt;
+  if (!cur || !rhs)
     return std::nullopt;
+  BinaryOperatorKind op = BinaryOperator::getOpForCompoundAssignment(
+      bo->getOpcode());
+  QualType op_t = ca->getComputationLHSType();
+  QualType res_t = ca->getComputationResultType();
+  if (cur->known && rhs->known) {
+    std::optional<APValue> a = convert(*cur->known, lhs_t, op_t);
+    std::optional<APValue> b =
+        op == BO_Shl || op == BO_Shr
+            ? rhs->known
+            : convert(*rhs->known, bo->getRHS()->getType(), op_t);
+    if (!a || !b)
+      return result(std::nullopt);
+    std::optional<APValue> r = fold_binary(op, *a, *b, op_t, res_t);
+    if (!r)
+      return result(std::nullopt);
+    return result(convert(*r, res_t, lhs_t));
   }
-  return b_.op(op, ids, loc(x->getExprLoc()));
+  ir::Op gop;
+  switch (op) {
+  case BO_Add:
+    gop = ir::Op::Add;
+    break;
+  case BO_Sub:
+    gop = ir::Op::Sub;
+    break;
+  case BO_Mul:
+    gop = ir::Op::Mul;
+    break;
+  case BO_Div:
+    gop = ir::Op::Div;
+    break;
+  default:
+    return fail_value(bo->getOperatorLoc(),
+                      "this update of a runtime scalar is not supported yet");
+  }
+  return runtime(gop, *cur, *rhs, res_t);
 }
 
 } // namespace kiln::plugin::capture

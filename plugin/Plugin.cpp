@@ -7,6 +7,8 @@
 // emit code, the TU's CUDA goes through nvcc and its host code through a
 // nested compile whose module is linked into this TU's.
 #include "Capture.h"
+#include "CompileRegions.h"
+#include "DebugDump.h"
 #include "Diag.h"
 #include "Files.h"
 #include "HostCompile.h"
@@ -31,6 +33,7 @@
 #include <clang/Serialization/ASTDeserializationListener.h>
 
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/ScopeExit.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/FileSystem.h>
@@ -125,8 +128,11 @@ class KilnConsumer : public ASTConsumer {
 public:
   KilnConsumer(CompilerInstance &ci, PluginArgs args)
       : ci_(ci), args_(std::move(args)), diag_(ci.getDiagnostics()) {
+    complete_plugin_args(ci, args_);
     if (args_.cuda)
       nvcc_ = find_nvcc(args_.nvcc, nvcc_searched_);
+    if (!args_.debug_dir->empty())
+      dump_ = std::make_unique<DebugDump>(*args_.debug_dir);
   }
 
   void Initialize(ASTContext &ctx) override {
@@ -147,9 +153,11 @@ public:
   }
 
   void HandleTranslationUnit(ASTContext &) override {
+    auto write_dump = llvm::make_scope_exit([&] { write_debug_dump(); });
     // By index: handling one may deserialize more.
     for (size_t i = 0; i < deserialized_.functions.size(); ++i)
       handle(const_cast<FunctionDecl *>(deserialized_.functions[i]));
+    report_bodiless();
     if (fns_.empty() || !is_codegen_action(ci_) ||
         ci_.getDiagnostics().hasErrorOccurred())
       return;
@@ -176,11 +184,18 @@ private:
   }
 
   void handle(FunctionDecl *fd);
+  void report_bodiless();
   SourceLocation source_loc(const ir::Loc &loc, SourceLocation fallback) const;
   std::string unsupported_kind(const FunctionDecl *fd) const;
-  std::string symbol_for(const FunctionDecl *fd, const Capture &cap);
+  std::string mangled_name(const FunctionDecl *fd);
+  std::string symbol_for(const FunctionDecl *fd, llvm::StringRef fingerprint);
   std::string main_file_path() const;
   void finish();
+  DumpedFunction *start_record(const FunctionDecl *fd, const CompileOptions &opts);
+  void record_capture(DumpedFunction *rec, const CompileResult &res) const;
+  void record_eager(DumpedFunction *rec, SourceLocation loc,
+                    const std::string &why) const;
+  void write_debug_dump();
 
   CompilerInstance &ci_;
   PluginArgs args_;
@@ -193,6 +208,9 @@ private:
   std::vector<codegen::FunctionCode> fns_;
   SourceLocation first_loc_;
   std::string tensor_header_; // where kiln::Tensor was declared
+  std::unique_ptr<DebugDump> dump_; // null unless a debug dir was given
+  CompileMemory memory_; // what rewritten functions were before
+  std::vector<const FunctionDecl *> bodiless_; // annotated, seen without body
 };
 
 std::string KilnConsumer::unsupported_kind(const FunctionDecl *fd) const {
@@ -232,33 +250,43 @@ std::string KilnConsumer::main_file_path() const {
   return fe->getName().str();
 }
 
-// "__kiln_" + mangled name + "_" + a hash of (main file, graph): stable
-// across rebuilds, distinct across TUs.
-std::string KilnConsumer::symbol_for(const FunctionDecl *fd,
-                                     const Capture &cap) {
+std::string KilnConsumer::mangled_name(const FunctionDecl *fd) {
   std::string mangled;
   llvm::raw_string_ostream os(mangled);
   if (mangle_->shouldMangleDeclName(fd))
     mangle_->mangleName(GlobalDecl(fd), os);
   else
     os << fd->getName();
-  os.flush();
-  std::string hash = Hasher().add(main_file_path()).add(cap.fingerprint).hex(8);
+  return mangled;
+}
+
+// "__kiln_" + mangled name + "_" + a hash of (main file, graph): stable
+// across rebuilds, distinct across TUs.
+std::string KilnConsumer::symbol_for(const FunctionDecl *fd,
+                                     llvm::StringRef fingerprint) {
+  std::string mangled = mangled_name(fd);
+  std::string hash = Hasher().add(main_file_path()).add(fingerprint).hex(8);
   return "__kiln_" + mangled + "_" + hash;
 }
 
 void KilnConsumer::handle(FunctionDecl *fd) {
+  if (fd && fd->hasAttrs() && !fd->doesThisDeclarationHaveABody())
+    bodiless_.push_back(fd); // see report_bodiless()
   if (!fd || !fd->hasAttrs() || !fd->doesThisDeclarationHaveABody() ||
       fd->isInvalidDecl())
     return;
   SourceLocation attr_loc;
   std::optional<CompileOptions> opts = compile_options_of(fd, &attr_loc);
-  if (!opts || opts->disable || !seen_.insert(fd).second)
+  if (!opts || !seen_.insert(fd).second)
     return;
+  DumpedFunction *rec = start_record(fd, *opts);
+  if (opts->disable)
+    return record_eager(rec, attr_loc, "disabled with \"disable\"");
   std::string name = fd->getQualifiedNameAsString();
   auto problem = [&](SourceLocation loc, const std::string &why) {
     if (loc.isInvalid())
       loc = attr_loc;
+    record_eager(rec, loc, why);
     if (opts->fullgraph)
       diag_.error(loc, "kiln: cannot compile '" + name + "' with \"fullgraph\": " +
                            why);
@@ -269,75 +297,53 @@ void KilnConsumer::handle(FunctionDecl *fd) {
 
   if (std::string why = unsupported_kind(fd); !why.empty())
     return problem(attr_loc, why);
-  if (opts->eager_backend) {
-    if (args_.remarks)
-      diag_.remark(fd->getLocation(),
-                   "kiln: '" + name + "' left eager: backend=eager");
+  // Regions, fast paths, the rewrite, remarks: CompileRegions.cpp.
+  CompileRequest req{*ctx_,
+                     ci_.getSema(),
+                     diag_,
+                     fd,
+                     name,
+                     *opts,
+                     args_,
+                     args_.cuda && !nvcc_.empty(),
+                     problem,
+                     [&](llvm::StringRef fp) { return symbol_for(fd, fp); },
+                     [&](const ir::Loc &l, SourceLocation fallback) {
+                       return source_loc(l, fallback);
+                     }};
+  CompileResult res = compile_regions(req, memory_);
+  record_capture(rec, res);
+  if (res.codes.empty())
     return;
-  }
-
-  // A body rewritten already (a PCH built with the plugin) is not rewritten
-  // again; its original part is captured for the same fast path.
-  RewrittenBody done = find_rewritten(fd);
-  const Stmt *body = done.original ? done.original : fd->getBody();
-  Capture cap = capture_function(*ctx_, fd, body);
-  if (!cap.ok) {
-    if (!cap.silent)
-      problem(cap.fail_loc, cap.fail_reason);
-    return;
-  }
-
-  codegen::FunctionSpec spec;
-  spec.args = cap.args;
-  spec.user_name = name;
-  spec.symbol = done.original ? done.symbol : symbol_for(fd, cap);
-  spec.loc = to_ir_loc(*ctx_, fd->getLocation());
-  std::string graph_text = args_.dump ? ir::print(cap.graph) : "";
-  spec.graph = std::move(cap.graph);
-  codegen::Options copts;
-  if (!opts->dtypes.empty())
-    copts.dtypes = opts->dtypes;
-  copts.unsafe_math = opts->unsafe_math;
-  copts.cuda = args_.cuda && !nvcc_.empty();
-
-  codegen::FunctionCode code;
-  if (std::string err = guarded([&] { code = codegen::compile_function(spec, copts); });
-      !err.empty())
-    return problem(fd->getLocation(),
-                   "internal error in code generation (a Kiln bug, please "
-                   "report it): " + err);
-
-  if (!code.error.empty()) {
-    llvm::StringRef why = code.error;
-    why.consume_front("cannot compile '" + spec.user_name + "': ");
-    return problem(source_loc(code.error_loc, fd->getLocation()), why.str());
-  }
-
-  if (!done.original) {
-    std::string err =
-        rewrite_body(ci_.getSema(), fd, spec.symbol, cap.params, cap.args);
-    if (!err.empty())
-      return problem(fd->getLocation(), "internal error in the rewrite: " + err);
-  }
-
-  if (args_.dump) {
-    llvm::errs() << "// kiln-dump: rewrite " << name << "\n";
-    fd->print(llvm::errs(), ctx_->getPrintingPolicy());
-    llvm::errs() << "\n// kiln-dump: graph " << name << "\n"
-                 << graph_text << "// kiln-dump: plan " << name
-                 << "\n"
-                 << code.plan << "\n";
-  }
-  if (args_.remarks) {
-    for (const codegen::Remark &r : code.remarks)
-      diag_.remark(source_loc(r.loc, fd->getLocation()), "kiln: " + r.message);
-  }
   if (fns_.empty()) {
     first_loc_ = fd->getLocation();
-    if (const auto *rd = fd->getReturnType()->getAsCXXRecordDecl())
-      tensor_header_ = to_ir_loc(*ctx_, rd->getLocation()).file;
+    tensor_header_ = res.tensor_header;
   }
-  fns_.push_back(std::move(code));
+  for (codegen::FunctionCode &code : res.codes)
+    fns_.push_back(std::move(code));
+}
+
+// A [[kiln::compile]] declaration whose function this TU does not define
+// compiles nothing here (a remark: another TU may define it); on a deleted
+// function the attribute is a mistake (a warning).
+void KilnConsumer::report_bodiless() {
+  llvm::DenseSet<const FunctionDecl *> done;
+  for (const FunctionDecl *fd : bodiless_) {
+    SourceLocation attr_loc;
+    if (!compile_options_of(fd, &attr_loc) || fd->isInvalidDecl() ||
+        !done.insert(fd->getCanonicalDecl()).second)
+      continue;
+    const FunctionDecl *def = fd->getDefinition();
+    std::string name = fd->getQualifiedNameAsString();
+    if (def && def->isDeleted())
+      diag_.warning(attr_loc, "kiln: '" + name + "' is marked "
+                              "[[kiln::compile]] but deleted; nothing is "
+                              "compiled");
+    else if (!def && args_.remarks)
+      diag_.remark(attr_loc, "kiln: '" + name + "' is not defined in this "
+                             "file; [[kiln::compile]] takes effect where it "
+                             "is defined");
+  }
 }
 
 void KilnConsumer::finish() {
@@ -379,6 +385,8 @@ void KilnConsumer::finish() {
     no_cuda_reason = "nvcc was not found when this file was compiled";
   } else if (any_kernels) {
     std::string cu = codegen::cuda_translation_unit(fns_);
+    if (dump_)
+      dump_->set_tu_cuda(cu);
     if (args_.dump)
       llvm::errs() << "// kiln-dump: cuda " << main << "\n" << cu << "\n";
     FatbinResult fb = build_fatbin(nvcc_, cu, include_dir, cache);
@@ -402,6 +410,8 @@ void KilnConsumer::finish() {
                                                     no_cuda_reason);
   if (args_.dump)
     llvm::errs() << "// kiln-dump: host " << main << "\n" << host << "\n";
+  if (dump_)
+    dump_->set_tu_host(host);
   llvm::SmallString<256> src_dir(cache);
   llvm::sys::path::append(src_dir, "src");
   llvm::sys::fs::create_directories(src_dir);
@@ -421,6 +431,66 @@ void KilnConsumer::finish() {
   }
   link_into_tu(ci_, std::make_shared<const std::string>(std::move(hm.bitcode)),
                path);
+}
+
+// ---- the debug dump (DebugDump.h) ----
+
+DumpedFunction *KilnConsumer::start_record(const FunctionDecl *fd,
+                                           const CompileOptions &opts) {
+  if (!dump_)
+    return nullptr;
+  DumpedFunction &rec = dump_->add();
+  rec.name = fd->getQualifiedNameAsString();
+  rec.loc = to_ir_loc(*ctx_, fd->getLocation());
+  // Templates are left eager and never mangled: their location tells them
+  // apart instead.
+  rec.mangled = fd->isTemplated() ? rec.loc.file + ":" +
+                                        std::to_string(rec.loc.line) + ":" +
+                                        std::to_string(rec.loc.col)
+                                  : mangled_name(fd);
+  rec.options = opts;
+  rec.cuda = args_.cuda && !nvcc_.empty();
+  rec.no_cuda_reason = !args_.cuda ? "CUDA is off (-fplugin-arg-kiln-cuda=off)"
+                                   : "nvcc was not found (searched " +
+                                         nvcc_searched_ + ")";
+  return &rec;
+}
+
+void KilnConsumer::record_capture(DumpedFunction *rec,
+                                  const CompileResult &res) const {
+  if (!rec)
+    return;
+  for (size_t i = 0; i < res.codes.size() && i < res.graphs.size(); ++i)
+    rec->paths.push_back({res.graphs[i], res.codes[i]});
+  for (const CompileResult::Break &b : res.breaks)
+    rec->breaks.push_back({to_ir_loc(*ctx_, b.loc), b.reason});
+  if (!res.codes.empty())
+    rec->compiled = true;
+  else if (rec->reason.empty())
+    rec->reason = "no fast path: nothing to compile, or clang reported "
+                  "errors in the body";
+}
+
+void KilnConsumer::record_eager(DumpedFunction *rec, SourceLocation loc,
+                                const std::string &why) const {
+  if (!rec || !rec->reason.empty()) // the first reason is the one to fix
+    return;
+  rec->compiled = false;
+  rec->reason = why;
+  rec->reason_loc = to_ir_loc(*ctx_, loc);
+}
+
+// An I/O failure is one warning: the dump must never break the build.
+void KilnConsumer::write_debug_dump() {
+  if (!dump_)
+    return;
+  std::string err;
+  if (std::string crash = guarded([&] { err = dump_->write(main_file_path()); });
+      !crash.empty())
+    err = "internal error (a Kiln bug, please report it): " + crash;
+  if (!err.empty())
+    diag_.warning({}, "kiln: cannot write the debug dump to '" +
+                          *args_.debug_dir + "': " + err);
 }
 
 class KilnAction : public PluginASTAction {

@@ -1,43 +1,78 @@
-// plugin/Rewrite.h - the AST rewrite of a compiled function, through Sema:
+// plugin/Rewrite.h - the AST rewrite of a compiled function, through Sema.
+//
+// Each compiled region of the plan is replaced by a call of its fast path
+// (one per specialisation, chosen by the branch conditions it assumed),
+// with the region's original statements kept as the fallback:
+//
+//   <locals declared in the region and used after it, hoisted>
+//   { kiln::Tensor __kiln_o1_0;
+//     if (<fast path>(<inputs>..., &__kiln_o1_0)) {
+//       y = static_cast<kiln::Tensor &&>(__kiln_o1_0);   // outputs
+//     } else {
+//       <the region's statements>
+//     } }
+//
+// A function that is one region returning its result keeps the short form
 //
 //   { kiln::Tensor __kiln_out0;
 //     if (<fast path>(<args>..., &__kiln_out0)) return __kiln_out0;
 //     <original body> }
 //
-// The fast path is declared at TU scope with an asm label of its symbol;
-// its definition comes from the generated host code.
+// Fast paths are declared at TU scope with an asm label of their symbol;
+// their definitions come from the generated host code.
 #pragma once
 
-#include <kiln/passes/codegen.h>
+#include "Capture.h"
 
-#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/StringRef.h>
 
 #include <string>
+#include <vector>
 
 namespace clang {
+class ASTContext;
+class Expr;
 class FunctionDecl;
-class ParmVarDecl;
 class Sema;
 class Stmt;
+class VarDecl;
 } // namespace clang
 
 namespace kiln::plugin {
 
-// Rewrites the body of `fd`. `params` are the user's parameters passed to
-// the fast path, one per graph argument, of kinds `kinds`. Returns "" or
-// why it failed (the body is then unchanged).
-std::string rewrite_body(clang::Sema &sema, clang::FunctionDecl *fd,
-                         llvm::StringRef symbol,
-                         llvm::ArrayRef<const clang::ParmVarDecl *> params,
-                         llvm::ArrayRef<codegen::ArgKind> kinds);
-
-// A body this plugin rewrote already (e.g. read from a PCH built with the
-// plugin): its fast-path symbol and original body. Null `original` if not.
-struct RewrittenBody {
-  std::string symbol;
-  const clang::Stmt *original = nullptr;
+// What a rewrite changed that later captures must see through: the
+// original initialisers of hoisted locals.
+struct RewriteRecord {
+  llvm::DenseMap<const clang::VarDecl *, const clang::Expr *> original_inits;
 };
-RewrittenBody find_rewritten(const clang::FunctionDecl *fd);
+
+// Rewrites the body of `fd` per `plan`. `symbols[r][s]` is the fast-path
+// symbol of specialisation s of region r ("" for a specialisation with
+// nothing to compute); a region with no symbols stays as written. Returns
+// "" or why it failed (the body is then unchanged).
+std::string rewrite_function(clang::Sema &sema, clang::FunctionDecl *fd,
+                             const FunctionPlan &plan,
+                             const std::vector<std::vector<std::string>> &symbols,
+                             RewriteRecord &record);
+
+// The function a region's rewrite calls when an aliasing guard of
+// specialisation `symbol` fails (the host code defines it: it counts the
+// guard failure and returns false).
+inline std::string aliased_symbol(llvm::StringRef symbol) {
+  return (symbol + "_aliased").str();
+}
+// Its definition, for the host code.
+std::string aliased_definition(llvm::StringRef symbol, llvm::StringRef user_name,
+                               const RegionSpec &spec);
+
+// A rewritten function carries this annotation, followed by what is needed
+// to generate its fast paths again (a PCH holds rewritten bodies).
+inline constexpr llvm::StringLiteral kRewrittenPrefix = "kiln.rewritten;";
+bool is_rewritten(const clang::FunctionDecl *fd);
+// The text after the prefix, or "" when `fd` is not rewritten.
+std::string rewritten_payload(const clang::FunctionDecl *fd);
+void mark_rewritten(clang::ASTContext &ctx, clang::FunctionDecl *fd,
+                    llvm::StringRef payload);
 
 } // namespace kiln::plugin

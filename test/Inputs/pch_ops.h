@@ -11,3 +11,16 @@
 [[kiln::compile]] kiln::Tensor pch_outline(const kiln::Tensor &x) {
   return x * 3.0;
 }
+
+// Regions around a graph break, with an in-place update guarded against
+// aliasing: the PCH stores what is needed to generate their fast paths
+// again in each TU that uses it.
+void pch_log(const kiln::Tensor &);
+[[kiln::compile]] inline kiln::Tensor pch_regions(kiln::Tensor &acc,
+                                                  const kiln::Tensor &x,
+                                                  bool flag) {
+  acc += x * 2.0;
+  kiln::Tensor y = flag ? kiln::exp(x) : kiln::sin(x);
+  pch_log(y);
+  return y + acc;
+}

@@ -9,7 +9,8 @@
   return kiln::sin(x) * kiln::cos(y);
 }
 
-// CHECK: remarks.cpp:[[@LINE+1]]:49: remark: kiln: 'g' left eager: backend=eager
+// backend=eager captures the graph and runs it with one eager op per node.
+// CHECK: remarks.cpp:[[@LINE+1]]:49: remark: kiln: compiled 'g' with backend=eager: 1 op captured, run one by one with eager ops
 [[kiln::compile("backend=eager")]] kiln::Tensor g(const kiln::Tensor &x) {
   return kiln::exp(x);
 }

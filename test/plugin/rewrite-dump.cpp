@@ -23,10 +23,10 @@
 }
 
 namespace model {
-// Functions inside namespaces and scalar parameters; the unnamed parameter
-// is not passed.
+// Functions inside namespaces and scalar parameters; only what the body
+// reads is passed (not `flag`, nor the unnamed parameter).
 // CHECK-LABEL: // kiln-dump: rewrite model::scale
-// CHECK:     if (__kiln__ZN5model5scaleEN4kiln6TensorEdlbi_{{[0-9a-f]+}}(x, alpha, n, flag, &__kiln_out0))
+// CHECK:     if (__kiln__ZN5model5scaleEN4kiln6TensorEdlbi_{{[0-9a-f]+}}(x, alpha, n, &__kiln_out0))
 // CHECK-NEXT:         return __kiln_out0;
 [[kiln::compile]] kiln::Tensor scale(kiln::Tensor x, double alpha, long n,
                                      bool flag, int) {

@@ -1,0 +1,677 @@
+// Capture of tensor expressions: names, kiln ops and operators, reductions,
+// tensor methods, assignment and in-place updates, and tuples of tensors
+// (std::pair, std::tuple, aggregates).
+//
+// Assignment rebinds a name (Tensor::operator= replaces the handle). An
+// in-place update writes into storage: on storage the region made, every
+// name sharing it sees the new value; on storage that came from outside,
+// the region's result is copied back into it (slot.copy_(result)), which
+// is what the caller sees after eager code too.
+#include "CaptureImpl.h"
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Decl.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
+
+#include <llvm/ADT/SmallVector.h>
+
+namespace kiln::plugin::capture {
+
+static bool is_std_function(const FunctionDecl *f, llvm::StringRef name) {
+  return f && f->isInStdNamespace() && f->getIdentifier() &&
+         f->getName() == name;
+}
+
+// std::move(x) and std::forward<T>(x) name the same value.
+static bool is_std_move(const CallExpr *c) {
+  const FunctionDecl *f = c->getDirectCallee();
+  return c->getNumArgs() == 1 &&
+         (is_std_function(f, "move") || is_std_function(f, "forward"));
+}
+
+// The op behind a call of a kiln:: function or operator, by name.
+static std::optional<ir::Op> op_for_callee(const FunctionDecl *callee,
+                                           unsigned num_args) {
+  switch (callee->getOverloadedOperator()) {
+  case OO_None:
+    break;
+  case OO_Plus:
+    return num_args == 2 ? std::optional(ir::Op::Add) : std::nullopt;
+  case OO_Minus:
+    return num_args == 2 ? ir::Op::Sub : ir::Op::Neg;
+  case OO_Star:
+    return ir::Op::Mul;
+  case OO_Slash:
+    return ir::Op::Div;
+  case OO_Greater:
+    return ir::Op::Gt;
+  case OO_Less:
+    return ir::Op::Lt;
+  case OO_GreaterEqual:
+    return ir::Op::Ge;
+  case OO_LessEqual:
+    return ir::Op::Le;
+  case OO_EqualEqual:
+    return ir::Op::Eq;
+  case OO_ExclaimEqual:
+    return ir::Op::Ne;
+  default:
+    return std::nullopt;
+  }
+  if (!callee->getIdentifier())
+    return std::nullopt;
+  std::optional<ir::Op> op = ir::op_from_name(callee->getName());
+  if (!op || !ir::is_pointwise(*op))
+    return std::nullopt;
+  return op;
+}
+
+// Sees through what does not change the value of a tensor expression:
+// parentheses, cleanups, temporaries, no-op casts, copies and moves.
+const Expr *Capturer::skip(const Expr *e) {
+  while (true) {
+    e = e->IgnoreParens();
+    if (const auto *x = dyn_cast<ExprWithCleanups>(e))
+      e = x->getSubExpr();
+    else if (const auto *x = dyn_cast<MaterializeTemporaryExpr>(e))
+      e = x->getSubExpr();
+    else if (const auto *x = dyn_cast<CXXBindTemporaryExpr>(e))
+      e = x->getSubExpr();
+    else if (const auto *x = dyn_cast<CastExpr>(e);
+             x && (x->getCastKind() == CK_NoOp ||
+                   x->getCastKind() == CK_ConstructorConversion ||
+                   x->getCastKind() == CK_LValueToRValue) &&
+             (isa<ImplicitCastExpr>(x) || isa<CXXFunctionalCastExpr>(x) ||
+              isa<CXXStaticCastExpr>(x) || isa<CStyleCastExpr>(x)))
+      e = x->getSubExpr();
+    else if (const auto *x = dyn_cast<CXXConstructExpr>(e);
+             x && x->getNumArgs() == 1 &&
+             x->getConstructor()->isCopyOrMoveConstructor() &&
+             (is_kiln_tensor(x->getType()) ||
+              tensor_tuple_arity(x->getType()) ||
+              (x->getType()->getAsCXXRecordDecl() &&
+               x->getType()->getAsCXXRecordDecl()->isLambda())))
+      e = x->getArg(0);
+    else if (const auto *x = dyn_cast<CallExpr>(e); x && is_std_move(x))
+      e = x->getArg(0);
+    else if (const auto *x = dyn_cast<CXXDefaultArgExpr>(e))
+      e = x->getExpr();
+    else
+      return e;
+  }
+}
+
+int Capturer::fresh_storage(Storage s) {
+  st.storages.push_back(s);
+  return int(st.storages.size()) - 1;
+}
+
+ir::NodeId Capturer::add_op(ir::Op op, llvm::ArrayRef<ir::NodeId> operands,
+                            SourceLocation at) {
+  ir::NodeId n = st.b.op(op, operands, loc(at));
+  st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+  ++st.num_ops;
+  bool all_scalar = true, any_variant = false, all_variant_or_scalar = true;
+  for (ir::NodeId o : operands) {
+    DClass c = st.dclass[o];
+    all_scalar &= c == DClass::Scalar;
+    any_variant |= c == DClass::Variant;
+    if (c != DClass::Variant && c != DClass::Scalar)
+      all_variant_or_scalar = false;
+  }
+  DClass c = DClass::Int;
+  const ir::OpInfo &info = ir::op_info(op);
+  if (op == ir::Op::ReduceSize || all_scalar)
+    c = DClass::Scalar;
+  else if (info.rule == ir::TypeRule::COMPARE)
+    c = DClass::Bool;
+  else if (info.rule == ir::TypeRule::INDEX)
+    c = DClass::Int;
+  else if (op == ir::Op::Where)
+    c = st.dclass[operands[1]] == DClass::Variant ||
+                st.dclass[operands[2]] == DClass::Variant
+            ? DClass::Variant
+            : DClass::Int;
+  else if (ir::is_reduction(op) || info.kind == ir::OpKind::Composite)
+    c = st.dclass[operands[0]] == DClass::Variant ? DClass::Variant : DClass::Int;
+  else if (any_variant && all_variant_or_scalar)
+    c = DClass::Variant;
+  st.dclass[n] = c;
+  return n;
+}
+
+std::optional<Value> Capturer::name_value(const DeclRefExpr *dre) {
+  const ValueDecl *d = dre->getDecl();
+  const Frame &fr = frames_.back();
+  if (dre->refersToEnclosingVariableOrCapture() && fr.closure >= 0) {
+    const Closure &cl = st.closures[fr.closure];
+    if (auto it = cl.copies.find(d); it != cl.copies.end())
+      return it->second;
+  }
+  if (auto it = st.names.find(d); it != st.names.end())
+    return it->second;
+  if (const auto *rd = d->getType()->getAsCXXRecordDecl();
+      rd && (rd->isLambda() || (tensor_tuple_arity(d->getType()) &&
+                                !is_kiln_tensor(d->getType()))))
+    return fail_value(dre->getLocation(),
+                      quoted(d) + ", declared outside the compiled region, "
+                                  "is not supported yet here");
+  if (std::optional<SlotId> id = var_slot(d, dre->getLocation()))
+    return read(*id, dre->getLocation());
+  if (isa<FunctionDecl>(d))
+    return fail_value(dre->getLocation(), "a function used as a value is not "
+                                          "supported yet");
+  return fail_value(dre->getLocation(),
+                    "reference to " + quoted(d) + " is not supported yet");
+}
+
+std::optional<Value> Capturer::eval(const Expr *e) {
+  if (e->containsErrors())
+    return silent_fail();
+  QualType t = e->getType();
+  if (is_kiln_tensor(t))
+    return tensor(e);
+  if (t->isArithmeticType())
+    return scalar(e);
+  const Expr *s = skip(e);
+  if (t->isVoidType()) {
+    if (const auto *c = dyn_cast<CallExpr>(s))
+      return call(c);
+    if (const auto *ce = dyn_cast<CastExpr>(s))
+      return eval(ce->getSubExpr()).has_value() ? std::optional(Value())
+                                                : std::nullopt;
+    if (isa<CXXThrowExpr>(s))
+      return fail_value(s->getExprLoc(), "'throw' runs eagerly");
+    return fail_value(s->getExprLoc(), std::string("expression (") +
+                                           s->getStmtClassName() +
+                                           ") is not supported yet");
+  }
+  if (const auto *rd = t.getNonReferenceType()->getAsCXXRecordDecl();
+      rd && rd->isLambda()) {
+    if (const auto *le = dyn_cast<LambdaExpr>(s))
+      return make_closure(le);
+    if (const auto *dre = dyn_cast<DeclRefExpr>(s))
+      return name_value(dre);
+    return fail_value(s->getExprLoc(), "this use of a lambda is not supported "
+                                       "yet");
+  }
+  if (unsigned n = tensor_tuple_arity(t.getNonReferenceType()))
+    return tuple(e, n);
+  if (const auto *c = dyn_cast<CallExpr>(s))
+    return call(c);
+  return fail_value(e->getExprLoc(),
+                    "a value of type '" +
+                        t.getAsString(ctx_.getPrintingPolicy()) +
+                        "' is not supported yet");
+}
+
+std::optional<Value> Capturer::tensor(const Expr *e) {
+  if (e->containsErrors())
+    return silent_fail();
+  e = skip(e);
+  std::optional<Value> v;
+  if (const auto *dre = dyn_cast<DeclRefExpr>(e)) {
+    v = name_value(dre);
+  } else if (const auto *me = dyn_cast<MemberExpr>(e)) {
+    // An element of a tuple value (r.first, out.a), or a member slot.
+    const Expr *base = skip(me->getBase());
+    const auto *f = dyn_cast<FieldDecl>(me->getMemberDecl());
+    bool tuple_base = !me->isArrow() &&
+                      tensor_tuple_arity(me->getBase()->getType()) && f;
+    if (tuple_base) {
+      const auto *bref = dyn_cast<DeclRefExpr>(base);
+      bool named_tuple = bref && (st.names.count(bref->getDecl()) ||
+                                  (frames_.back().closure >= 0 &&
+                                   st.closures[frames_.back().closure]
+                                       .copies.count(bref->getDecl())));
+      if (named_tuple || !base->isGLValue()) {
+        std::optional<Value> t = eval(base);
+        if (!t)
+          return std::nullopt;
+        if (t->kind != Value::Tuple || f->getFieldIndex() >= t->elems.size())
+          return fail_value(me->getExprLoc(), "this member of a returned "
+                                              "value is not supported yet");
+        return t->elems[f->getFieldIndex()];
+      }
+    }
+    std::optional<SlotId> id = lvalue_slot(me);
+    if (!id)
+      return std::nullopt;
+    v = read(*id, me->getExprLoc());
+  } else if (const auto *c = dyn_cast<CallExpr>(e)) {
+    v = call(c);
+  } else if (const auto *ce = dyn_cast<CXXConstructExpr>(e)) {
+    if (ce->getNumArgs() == 0)
+      return fail_value(ce->getBeginLoc(), "a default-constructed (undefined) "
+                                           "tensor is not supported yet");
+    return fail_value(ce->getBeginLoc(), "this construction of a kiln::Tensor "
+                                         "is not supported yet");
+  } else if (const auto *co = dyn_cast<ConditionalOperator>(e)) {
+    // Like an 'if': a known condition picks its arm, one the region's
+    // start can evaluate specialises the region.
+    std::optional<bool> taken;
+    if (std::optional<APValue> k = fold(co->getCond()); k && k->isInt())
+      taken = k->getInt().getBoolValue();
+    else if (failed())
+      return std::nullopt;
+    std::string why;
+    if (!taken && guardable(co->getCond(), why)) {
+      taken = decided(co->getCond());
+      if (!taken)
+        return std::nullopt;
+    }
+    if (!taken)
+      return fail_value(e->getExprLoc(), "the conditional operator '?:' is "
+                                         "not supported yet (use kiln::where)");
+    return tensor(*taken ? co->getTrueExpr() : co->getFalseExpr());
+  } else {
+    return fail_value(e->getExprLoc(), std::string("expression (") +
+                                           e->getStmtClassName() +
+                                           ") is not supported yet");
+  }
+  if (!v)
+    return std::nullopt;
+  if (v->kind != Value::Tensor)
+    return fail_value(e->getExprLoc(), "expected a tensor value here");
+  return v;
+}
+
+std::optional<Value> Capturer::kiln_call(const CallExpr *c,
+                                         const FunctionDecl *callee) {
+  if (callee->getIdentifier() && callee->getOverloadedOperator() == OO_None)
+    if (std::optional<ir::Op> r = ir::op_from_name(callee->getName());
+        r && (ir::is_reduction(*r) ||
+              ir::op_info(*r).kind == ir::OpKind::Composite))
+      return reduction(c, *r);
+  std::optional<ir::Op> op = op_for_callee(callee, c->getNumArgs());
+  unsigned num_operands = c->getNumArgs();
+  if (op == ir::Op::Gelu && num_operands == 2) {
+    // gelu(x, approximate): "none" (the default) or "tanh", as a literal.
+    const Expr *a = c->getArg(1);
+    if (const auto *d = dyn_cast<CXXDefaultArgExpr>(a))
+      a = d->getExpr();
+    const StringLiteral *lit = nullptr;
+    for (int depth = 0; depth < 8 && a && !lit; ++depth) {
+      a = a->IgnoreParenImpCasts();
+      if ((lit = dyn_cast<StringLiteral>(a)))
+        break;
+      if (const auto *x = dyn_cast<MaterializeTemporaryExpr>(a))
+        a = x->getSubExpr();
+      else if (const auto *x = dyn_cast<CXXConstructExpr>(a);
+               x && x->getNumArgs() >= 1)
+        a = x->getArg(0);
+      else if (const auto *x = dyn_cast<ExprWithCleanups>(a))
+        a = x->getSubExpr();
+      else
+        a = nullptr;
+    }
+    if (!lit || (lit->getString() != "none" && lit->getString() != "tanh"))
+      return fail_value(c->getArg(1)->getBeginLoc(),
+                        "kiln::gelu's 'approximate' argument must be the "
+                        "literal \"none\" or \"tanh\"");
+    if (lit->getString() == "tanh")
+      op = ir::Op::GeluTanh;
+    num_operands = 1;
+  }
+  if (!op || ir::op_info(*op).arity != int(num_operands))
+    return fail_value(c->getExprLoc(),
+                      "call to " + quoted(callee) + " is not supported yet");
+  llvm::SmallVector<ir::NodeId, 3> operands;
+  for (unsigned i = 0; i < num_operands; ++i) {
+    std::optional<ir::NodeId> v = operand(c->getArg(i));
+    if (!v)
+      return std::nullopt;
+    operands.push_back(*v);
+  }
+  ir::NodeId n = add_op(*op, operands, c->getExprLoc());
+  return Value::tensor(n, fresh_storage());
+}
+
+// A compile-time integer argument (a dim, keepdim, a correction).
+std::optional<int64_t> Capturer::constant_int(const Expr *e, const char *what) {
+  std::optional<APValue> k = fold(e);
+  if (k && k->isInt() && k->getInt().getSignificantBits() <= 64)
+    return k->getInt().getExtValue();
+  if (failed())
+    return std::nullopt;
+  return fail_value(e->getBeginLoc(), std::string("the ") + what +
+                                          " must be a compile-time constant");
+}
+
+// Reductions and row-wise ops of kiln/ops.h: op(x), op(x, dim[, keepdim
+// [, correction]]), softmax/log_softmax(x, dim), layer_norm(x, w, b, eps),
+// rms_norm(x, w, eps). Dims, keepdim and the correction are compile-time
+// constants (they shape the kernel); eps is a runtime value.
+std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
+  const unsigned n = c->getNumArgs();
+  llvm::SmallVector<ir::NodeId, 4> operands;
+  llvm::SmallVector<int64_t, 2> dims;
+  bool keepdim = false;
+  auto x = operand(c->getArg(0));
+  if (!x)
+    return std::nullopt;
+  operands.push_back(*x);
+  switch (op) {
+  case ir::Op::LayerNorm:
+  case ir::Op::RmsNorm: {
+    dims = {-1};
+    for (unsigned i = 1; i < n; ++i) {
+      if (i == n - 1 && op == ir::Op::RmsNorm) {
+        // eps: a runtime scalar; rms_norm's default (-1: the dtype's
+        // machine epsilon) depends on the dtype and is not captured yet.
+        std::optional<APValue> k = fold(c->getArg(i));
+        if (k && k->isFloat() && k->getFloat().isNegative())
+          return fail_value(c->getArg(i)->getBeginLoc(),
+                            "rms_norm's default eps is not supported yet "
+                            "(pass an eps)");
+      }
+      auto v = operand(c->getArg(i));
+      if (!v)
+        return std::nullopt;
+      operands.push_back(*v);
+    }
+    break;
+  }
+  case ir::Op::Softmax:
+  case ir::Op::LogSoftmax: {
+    auto d = constant_int(c->getArg(1), "dim");
+    if (!d)
+      return std::nullopt;
+    dims = {*d};
+    break;
+  }
+  default: // sum, mean, amax, amin, argmax, logsumexp, var
+    if (n >= 2) {
+      auto d = constant_int(c->getArg(1), "dim");
+      if (!d)
+        return std::nullopt;
+      dims = {*d};
+    }
+    if (n >= 3) {
+      auto k = constant_int(c->getArg(2), "keepdim argument");
+      if (!k)
+        return std::nullopt;
+      keepdim = *k != 0;
+    }
+    if (op == ir::Op::Var) {
+      int64_t correction = 1;
+      if (n >= 4) {
+        auto k = constant_int(c->getArg(3), "correction");
+        if (!k)
+          return std::nullopt;
+        correction = *k;
+      }
+      operands.push_back(st.b.constant(double(correction), DType::i64));
+      st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+    }
+    break;
+  }
+  if (ir::op_info(op).arity != int(operands.size()))
+    return fail_value(c->getExprLoc(), "this form of " +
+                                           quoted(c->getDirectCallee()) +
+                                           " is not supported yet");
+  ir::NodeId id = add_op(op, operands, c->getExprLoc());
+  st.b.graph().nodes[id].dims = dims;
+  st.b.graph().nodes[id].keepdim = keepdim;
+  return Value::tensor(id, fresh_storage());
+}
+
+// An argument of an op: a tensor, a C++ number, or a kiln::Operand made
+// from either.
+std::optional<ir::NodeId> Capturer::operand(const Expr *e) {
+  if (is_kiln_class(e->getType(), "Operand")) {
+    const Expr *x = e;
+    while (true) {
+      x = x->IgnoreParens();
+      if (const auto *y = dyn_cast<ExprWithCleanups>(x))
+        x = y->getSubExpr();
+      else if (const auto *y = dyn_cast<MaterializeTemporaryExpr>(x))
+        x = y->getSubExpr();
+      else if (const auto *y = dyn_cast<CXXBindTemporaryExpr>(x))
+        x = y->getSubExpr();
+      else if (const auto *y = dyn_cast<CastExpr>(x);
+               y && (y->getCastKind() == CK_NoOp ||
+                     y->getCastKind() == CK_ConstructorConversion))
+        x = y->getSubExpr();
+      else
+        break;
+    }
+    const auto *ce = dyn_cast<CXXConstructExpr>(x);
+    if (!ce || ce->getNumArgs() != 1 ||
+        ce->getConstructor()->isCopyOrMoveConstructor())
+      return fail_value(e->getBeginLoc(), "this kiln::Operand argument is not "
+                                          "supported yet (pass a tensor or a "
+                                          "number)");
+    e = ce->getArg(0);
+  }
+  if (is_kiln_tensor(e->getType())) {
+    std::optional<Value> v = tensor(e);
+    if (!v)
+      return std::nullopt;
+    return v->node;
+  }
+  if (e->getType()->isArithmeticType() && scalar_kind(e->getType())) {
+    std::optional<Value> v = scalar(e);
+    if (!v)
+      return std::nullopt;
+    return materialize(*v, e->getExprLoc());
+  }
+  return fail_value(e->getBeginLoc(),
+                    "operand of type '" +
+                        e->getType().getAsString(ctx_.getPrintingPolicy()) +
+                        "' is not supported yet");
+}
+
+std::optional<Value> Capturer::tensor_method(const CXXMemberCallExpr *c) {
+  const CXXMethodDecl *m = c->getMethodDecl();
+  llvm::StringRef name = m && m->getIdentifier() ? m->getName() : "";
+  const Expr *obj = c->getImplicitObjectArgument();
+  if ((name == "clone" || name == "contiguous") && c->getNumArgs() == 0) {
+    std::optional<Value> v = tensor(obj);
+    if (!v)
+      return std::nullopt;
+    // clone() copies; contiguous() returns its object when it is contiguous
+    // already, so who shares its storage is unknown.
+    return Value::tensor(v->node, fresh_storage(name == "clone"
+                                                    ? Storage{}
+                                                    : Storage{Storage::Unknown, -1}));
+  }
+  if (name == "item")
+    return fail_value(c->getExprLoc(), "'item()' reads a tensor's data on the "
+                                       "host (a data-dependent value), so it "
+                                       "runs eagerly");
+  return fail_value(c->getExprLoc(),
+                    "call to " + quoted(m) + " is not supported yet");
+}
+
+bool Capturer::assign_tensor(const Expr *lhs, const Expr *rhs,
+                             SourceLocation at) {
+  std::optional<SlotId> id = lvalue_slot(lhs, /*quiet=*/true);
+  if (!id || !slots_[*id].tensor) {
+    if (failed())
+      return false;
+    return fail(at, "assignment to this tensor expression is not supported "
+                    "yet (a variable or a member is)");
+  }
+  if (st.copy_back.count(*id))
+    return fail(at, "assignment to '" + slots_[*id].slot.name() +
+                        "' after an in-place update of it in the same region "
+                        "is not supported yet");
+  std::optional<Value> v = tensor(rhs);
+  if (!v)
+    return false;
+  write(*id, *v, true);
+  return true;
+}
+
+bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
+  ir::Op op;
+  switch (oc->getOperator()) {
+  case OO_PlusEqual:
+    op = ir::Op::Add;
+    break;
+  case OO_MinusEqual:
+    op = ir::Op::Sub;
+    break;
+  case OO_StarEqual:
+    op = ir::Op::Mul;
+    break;
+  default:
+    op = ir::Op::Div;
+    break;
+  }
+  const std::string what = std::string("in-place operator '") +
+                           getOperatorSpelling(oc->getOperator()) + "'";
+  std::optional<SlotId> id = lvalue_slot(oc->getArg(0), /*quiet=*/true);
+  if (!id || !slots_[*id].tensor) {
+    if (failed())
+      return false;
+    return fail(oc->getOperatorLoc(), what + " on this expression is not "
+                                             "supported yet (on a variable "
+                                             "or a member it is)");
+  }
+  std::optional<Value> cur = read(*id, oc->getArg(0)->getExprLoc());
+  if (!cur)
+    return false;
+  std::optional<ir::NodeId> rhs = operand(oc->getArg(1));
+  if (!rhs)
+    return false;
+  const std::string name = slots_[*id].slot.name();
+  // The result keeps the updated tensor's dtype: true when it and the
+  // operand are of the variant's (floating) dtype, or the operand is a
+  // number.
+  DClass rc = st.dclass[*rhs];
+  if (st.dclass[cur->node] != DClass::Variant ||
+      !(rc == DClass::Variant ||
+        (rc == DClass::Scalar && st.b.graph().nodes[*rhs].type.dtype != DType::b8)))
+    return fail(oc->getOperatorLoc(),
+                what + " on '" + name +
+                    "', whose dtype may differ from the result's, is not "
+                    "supported yet");
+  Storage storage = st.storages[cur->storage];
+  ir::NodeId m = add_op(op, {cur->node, *rhs}, oc->getOperatorLoc());
+  switch (storage.kind) {
+  case Storage::Fresh: {
+    // Every name of this storage sees the update.
+    llvm::SmallVector<SlotId, 4> sharing;
+    for (auto &[sid, v] : st.values)
+      if (v.kind == Value::Tensor && v.storage == cur->storage)
+        sharing.push_back(sid);
+    for (SlotId sid : sharing)
+      write(sid, Value::tensor(m, cur->storage), true);
+    for (auto &[d, v] : st.names)
+      if (v.kind == Value::Tensor && v.storage == cur->storage)
+        v.node = m;
+    return true;
+  }
+  case Storage::Input: {
+    if (storage.slot != *id)
+      return fail(oc->getOperatorLoc(),
+                  what + " on '" + name + "', which shares its storage with '" +
+                      slots_[storage.slot].slot.name() +
+                      "' from outside the region, is not supported yet");
+    for (auto &[sid, v] : st.values)
+      if (sid != *id && v.kind == Value::Tensor && v.storage == cur->storage)
+        return fail(oc->getOperatorLoc(),
+                    what + " on '" + name + "', whose storage '" +
+                        slots_[sid].slot.name() +
+                        "' also names, is not supported yet");
+    write(*id, Value::tensor(m, cur->storage), true);
+    st.copy_back.insert(*id);
+    return true;
+  }
+  case Storage::Unknown:
+    return fail(oc->getOperatorLoc(),
+                what + " on '" + name +
+                    "', which may share storage (a result of contiguous()), "
+                    "is not supported yet");
+  }
+  return true;
+}
+
+// The tensors of a pair, tuple or aggregate value being constructed (or
+// named, or returned by an inlined call).
+std::optional<Value> Capturer::tuple(const Expr *e, unsigned arity) {
+  const Expr *x = e;
+  while (true) {
+    x = x->IgnoreParens();
+    if (const auto *y = dyn_cast<ExprWithCleanups>(x))
+      x = y->getSubExpr();
+    else if (const auto *y = dyn_cast<MaterializeTemporaryExpr>(x))
+      x = y->getSubExpr();
+    else if (const auto *y = dyn_cast<CXXBindTemporaryExpr>(x))
+      x = y->getSubExpr();
+    else if (const auto *y = dyn_cast<CastExpr>(x);
+             y && (y->getCastKind() == CK_NoOp ||
+                   y->getCastKind() == CK_ConstructorConversion ||
+                   y->getCastKind() == CK_LValueToRValue) &&
+             !isa<CXXStaticCastExpr>(y))
+      x = y->getSubExpr();
+    else
+      break;
+  }
+  llvm::SmallVector<const Expr *, 4> parts;
+  if (const auto *il = dyn_cast<InitListExpr>(x)) {
+    if (il->getNumInits() == 1 && !is_kiln_tensor(il->getInit(0)->getType()) &&
+        tensor_tuple_arity(il->getInit(0)->getType()) == arity)
+      return tuple(il->getInit(0), arity);
+    for (const Expr *i : il->inits())
+      parts.push_back(i);
+  } else if (const auto *ce = dyn_cast<CXXConstructExpr>(x)) {
+    if (ce->getNumArgs() == 1 && ce->getConstructor()->isCopyOrMoveConstructor())
+      return tuple(ce->getArg(0), arity);
+    for (const Expr *a : ce->arguments())
+      parts.push_back(a);
+  } else if (const auto *c = dyn_cast<CallExpr>(x)) {
+    const FunctionDecl *f = c->getDirectCallee();
+    if (is_std_move(c))
+      return tuple(c->getArg(0), arity);
+    if (is_std_function(f, "make_pair") || is_std_function(f, "make_tuple")) {
+      for (const Expr *a : c->arguments())
+        parts.push_back(a);
+    } else {
+      std::optional<Value> v = call(c);
+      if (!v)
+        return std::nullopt;
+      if (v->kind != Value::Tuple || v->elems.size() != arity)
+        return fail_value(c->getExprLoc(), "expected a value of " +
+                                               std::to_string(arity) +
+                                               " tensors");
+      return v;
+    }
+  } else if (const auto *dre = dyn_cast<DeclRefExpr>(x)) {
+    std::optional<Value> v = name_value(dre);
+    if (!v)
+      return std::nullopt;
+    if (v->kind != Value::Tuple || v->elems.size() != arity)
+      return fail_value(dre->getLocation(), "expected a value of " +
+                                                std::to_string(arity) +
+                                                " tensors");
+    return v;
+  } else {
+    return fail_value(x->getExprLoc(), "this construction of a returned value "
+                                       "is not supported yet (braces, "
+                                       "std::make_pair or std::make_tuple of "
+                                       "tensors are)");
+  }
+  if (parts.size() != arity)
+    return fail_value(x->getExprLoc(), "this construction of a returned value "
+                                       "is not supported yet (one tensor per "
+                                       "element)");
+  Value t;
+  t.kind = Value::Tuple;
+  for (const Expr *p : parts) {
+    if (isa<ImplicitValueInitExpr>(p))
+      return fail_value(x->getExprLoc(), "an element left undefined is not "
+                                         "supported yet");
+    std::optional<Value> v = tensor(p);
+    if (!v)
+      return std::nullopt;
+    t.elems.push_back(*v);
+  }
+  return t;
+}
+
+} // namespace kiln::plugin::capture

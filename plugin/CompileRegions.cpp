@@ -1,0 +1,414 @@
+#include "CompileRegions.h"
+
+#include "Capture.h"
+#include "EagerBackend.h"
+#include "Rewrite.h"
+
+#include <kiln/passes/text.h>
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Decl.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/Stmt.h>
+#include <clang/Sema/Sema.h>
+
+#include <llvm/Support/CrashRecoveryContext.h>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <exception>
+
+using namespace clang;
+
+namespace kiln::plugin {
+namespace {
+
+// Runs `fn`, turning an exception or a crash into a message.
+template <class F> std::string guarded(F &&fn) {
+  std::string err;
+  llvm::CrashRecoveryContext crc;
+  bool finished = crc.RunSafely([&] {
+    try {
+      fn();
+    } catch (const std::exception &e) {
+      err = e.what();
+    } catch (...) {
+      err = "unknown exception";
+    }
+  });
+  if (!finished)
+    err = "crashed";
+  return err;
+}
+
+std::string tensor_header(ASTContext &ctx) {
+  for (NamedDecl *nd :
+       ctx.getTranslationUnitDecl()->lookup(&ctx.Idents.get("kiln")))
+    if (auto *ns = dyn_cast<NamespaceDecl>(nd))
+      for (NamedDecl *t : ns->getPrimaryContext()->lookup(&ctx.Idents.get("Tensor")))
+        if (auto *rd = dyn_cast<CXXRecordDecl>(t))
+          return to_ir_loc(ctx, rd->getLocation()).file;
+  return "";
+}
+
+// --- What a rewritten function carries (mark_rewritten), as JSON.
+
+llvm::json::Value loc_json(const ir::Loc &l) {
+  return llvm::json::Array{l.file, int64_t(l.line), int64_t(l.col)};
+}
+
+ir::Loc loc_from(const llvm::json::Value *v) {
+  ir::Loc l;
+  if (const llvm::json::Array *a = v ? v->getAsArray() : nullptr; a && a->size() == 3) {
+    l.file = (*a)[0].getAsString().value_or("").str();
+    l.line = unsigned((*a)[1].getAsInteger().value_or(0));
+    l.col = unsigned((*a)[2].getAsInteger().value_or(0));
+  }
+  return l;
+}
+
+llvm::json::Value spec_json(const codegen::FunctionSpec &s, bool eager,
+                            const std::string &extra_host) {
+  llvm::json::Array nodes;
+  for (const ir::Node &n : s.graph.nodes) {
+    llvm::json::Array operands, dims;
+    for (ir::NodeId o : n.operands)
+      operands.push_back(int64_t(o));
+    for (int64_t d : n.dims)
+      dims.push_back(d);
+    nodes.push_back(llvm::json::Object{
+        {"op", ir::op_info(n.op).name},
+        {"in", std::move(operands)},
+        {"dtype", dtype_name(n.type.dtype)},
+        {"scalar", n.type.scalar},
+        {"value", n.constant},
+        {"arg", int64_t(n.arg_index)},
+        {"dims", std::move(dims)},
+        {"keepdim", n.keepdim},
+        {"name", n.name},
+        {"loc", loc_json(n.loc)}});
+  }
+  llvm::json::Array outputs, args;
+  for (ir::NodeId o : s.graph.outputs)
+    outputs.push_back(int64_t(o));
+  for (codegen::ArgKind k : s.args)
+    args.push_back(int64_t(k));
+  return llvm::json::Object{{"symbol", s.symbol},
+                            {"user", s.user_name},
+                            {"eager", eager},
+                            {"args", std::move(args)},
+                            {"loc", loc_json(s.loc)},
+                            {"nodes", std::move(nodes)},
+                            {"outputs", std::move(outputs)},
+                            {"host", extra_host}};
+}
+
+bool spec_from_json(const llvm::json::Value &v, codegen::FunctionSpec &s,
+                    bool &eager, std::string &extra_host) {
+  const llvm::json::Object *o = v.getAsObject();
+  if (!o)
+    return false;
+  extra_host = o->getString("host").value_or("").str();
+  s.symbol = o->getString("symbol").value_or("").str();
+  s.user_name = o->getString("user").value_or("").str();
+  eager = o->getBoolean("eager").value_or(false);
+  s.loc = loc_from(o->get("loc"));
+  if (const llvm::json::Array *a = o->getArray("args"))
+    for (const llvm::json::Value &k : *a)
+      s.args.push_back(codegen::ArgKind(k.getAsInteger().value_or(0)));
+  ir::GraphBuilder b(s.user_name);
+  const llvm::json::Array *nodes = o->getArray("nodes");
+  if (!nodes)
+    return false;
+  for (const llvm::json::Value &nv : *nodes) {
+    const llvm::json::Object *no = nv.getAsObject();
+    if (!no)
+      return false;
+    std::optional<ir::Op> op = ir::op_from_name(no->getString("op").value_or(""));
+    if (!op)
+      return false;
+    ir::Node n;
+    n.op = *op;
+    if (const llvm::json::Array *in = no->getArray("in"))
+      for (const llvm::json::Value &x : *in)
+        n.operands.push_back(ir::NodeId(x.getAsInteger().value_or(-1)));
+    llvm::StringRef dt = no->getString("dtype").value_or("f32");
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (dt == dtype_name(DType(i)))
+        n.type.dtype = DType(i);
+    n.type.scalar = no->getBoolean("scalar").value_or(false);
+    n.constant = no->getNumber("value").value_or(0);
+    n.arg_index = int(no->getInteger("arg").value_or(-1));
+    if (const llvm::json::Array *d = no->getArray("dims"))
+      for (const llvm::json::Value &x : *d)
+        n.dims.push_back(x.getAsInteger().value_or(0));
+    n.keepdim = no->getBoolean("keepdim").value_or(false);
+    n.name = no->getString("name").value_or("").str();
+    n.loc = loc_from(no->get("loc"));
+    b.add(std::move(n));
+  }
+  if (const llvm::json::Array *outs = o->getArray("outputs"))
+    for (const llvm::json::Value &x : *outs)
+      b.output(ir::NodeId(x.getAsInteger().value_or(-1)));
+  s.graph = b.take();
+  return ir::verify(s.graph).empty();
+}
+
+} // namespace
+
+CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
+  CompileResult res;
+  ASTContext &ctx = req.ctx;
+  FunctionDecl *fd = req.fd;
+  const std::string &name = req.name;
+  res.tensor_header = tensor_header(ctx);
+
+  codegen::Options copts;
+  if (!req.opts.dtypes.empty())
+    copts.dtypes = req.opts.dtypes;
+  copts.unsafe_math = req.opts.unsafe_math;
+  copts.cuda = req.cuda;
+  auto generate = [&](const codegen::FunctionSpec &spec, bool eager) {
+    codegen::FunctionCode code;
+    std::string err = guarded([&] {
+      code = eager ? eager_function(spec) : codegen::compile_function(spec, copts);
+    });
+    if (!err.empty()) {
+      code = codegen::FunctionCode();
+      code.error = "internal error in code generation (a Kiln bug, please "
+                   "report it): " + err;
+      code.error_loc = spec.loc;
+    }
+    return code;
+  };
+
+  std::vector<codegen::FunctionSpec> specs;
+  auto dump = [&](const std::vector<codegen::FunctionSpec> &fs,
+                  const std::vector<codegen::FunctionCode> &fc) {
+    if (!req.args.dump)
+      return;
+    llvm::errs() << "// kiln-dump: rewrite " << name << "\n";
+    fd->print(llvm::errs(), ctx.getPrintingPolicy());
+    llvm::errs() << "\n";
+    for (size_t i = 0; i < fs.size(); ++i)
+      llvm::errs() << "// kiln-dump: graph " << fs[i].user_name << "\n"
+                   << ir::print(fs[i].graph) << "// kiln-dump: plan "
+                   << fs[i].user_name << "\n"
+                   << fc[i].plan << "\n";
+  };
+
+  // A body rewritten already (a PCH built with the plugin): its fast paths
+  // again, from what the rewrite stored; the body stays.
+  if (is_rewritten(fd)) {
+    llvm::Expected<llvm::json::Value> stored =
+        llvm::json::parse(rewritten_payload(fd));
+    const llvm::json::Array *fns =
+        stored ? stored->getAsArray() : nullptr;
+    if (!stored)
+      llvm::consumeError(stored.takeError());
+    if (!fns) {
+      req.diag.error(fd->getLocation(), "kiln: the compiled form of '" + name +
+                                            "' in this precompiled header is "
+                                            "unreadable (a Kiln bug)");
+      return res;
+    }
+    for (const llvm::json::Value &v : *fns) {
+      codegen::FunctionSpec spec;
+      bool eager = false;
+      std::string extra;
+      codegen::FunctionCode code;
+      if (spec_from_json(v, spec, eager, extra))
+        code = generate(spec, eager);
+      else
+        code.error = "unreadable graph";
+      code.host += extra;
+      if (!code.error.empty()) {
+        req.diag.error(fd->getLocation(),
+                       "kiln: cannot generate again the fast path of '" + name +
+                           "' from a precompiled header: " + code.error);
+        return res;
+      }
+      res.graphs.push_back(spec.graph);
+      res.codes.push_back(std::move(code));
+      specs.push_back(std::move(spec));
+    }
+    dump(specs, res.codes);
+    return res;
+  }
+
+  if (isa<CXXConstructorDecl, CXXDestructorDecl>(fd)) {
+    req.problem(fd->getLocation(), "constructors and destructors are not "
+                                   "supported yet");
+    return res;
+  }
+  if (fd->isConsteval()) {
+    req.problem(fd->getLocation(), "a consteval function never runs at run "
+                                   "time: there is nothing to compile");
+    return res;
+  }
+
+  PlanEnv env;
+  env.original_bodies = &mem.bodies;
+  env.original_inits = &mem.inits;
+  env.instantiate = [&](const FunctionDecl *f) {
+    req.sema.InstantiateFunctionDefinition(fd->getLocation(),
+                                           const_cast<FunctionDecl *>(f),
+                                           /*Recursive=*/false,
+                                           /*DefinitionRequired=*/false,
+                                           /*AtEndOfTU=*/false);
+  };
+  Stmt *original = fd->getBody();
+  FunctionPlan plan;
+  if (std::string err = guarded([&] { plan = plan_function(ctx, fd, original, env); });
+      !err.empty()) {
+    req.problem(fd->getLocation(), "internal error in the capture (a Kiln bug, "
+                                   "please report it): " + err);
+    return res;
+  }
+  if (plan.silent)
+    return res; // clang reported the error
+  if (!plan.fatal.empty()) {
+    req.problem(plan.fatal_loc, plan.fatal);
+    return res;
+  }
+  for (const Break &b : plan.breaks)
+    res.breaks.push_back({b.loc, b.reason});
+  if (req.opts.fullgraph && (!plan.breaks.empty() || !plan.splits.empty())) {
+    std::vector<Break> all = plan.breaks;
+    for (const Break &s : plan.splits)
+      all.push_back({s.loc, s.reason + " (the function would be compiled as "
+                                       "more than one graph)"});
+    for (const Break &b : all)
+      req.problem(b.loc, b.reason);
+    return res;
+  }
+
+  // One fast path per specialisation of each region.
+  const bool single = plan.breaks.empty() && plan.regions.size() == 1 &&
+                      plan.regions[0].specs.size() == 1;
+  const bool eager = req.opts.eager_backend;
+  std::vector<std::vector<std::string>> symbols(plan.regions.size());
+  std::vector<codegen::FunctionCode> codes;
+  std::vector<std::string> extras; // host code beyond codegen's, per spec
+  bool reported = false;
+  for (const Region &r : plan.regions) {
+    std::vector<std::string> syms;
+    std::vector<codegen::FunctionSpec> rspecs;
+    std::vector<std::string> rextra;
+    std::vector<codegen::FunctionCode> rcodes;
+    SourceLocation at = r.stmts.front()->getBeginLoc();
+    bool ok = true;
+    for (auto [k, spec] : llvm::enumerate(r.specs)) {
+      if (spec.graph.outputs.empty()) {
+        syms.push_back("");
+        continue;
+      }
+      codegen::FunctionSpec fs;
+      fs.graph = spec.graph;
+      for (const RegionInput &in : spec.inputs)
+        fs.args.push_back(in.kind);
+      fs.user_name = name;
+      if (!single) {
+        fs.user_name += " (region " + std::to_string(r.index);
+        if (r.specs.size() > 1)
+          fs.user_name += ", specialisation " + std::to_string(k + 1);
+        fs.user_name += ")";
+      }
+      fs.symbol = req.symbol(single ? spec.fingerprint
+                                    : spec.fingerprint + "#" +
+                                          std::to_string(r.index) + "." +
+                                          std::to_string(k));
+      fs.loc = to_ir_loc(ctx, single ? fd->getLocation() : at);
+      codegen::FunctionCode code = generate(fs, eager);
+      if (!code.error.empty()) {
+        llvm::StringRef why = code.error;
+        why.consume_front("cannot compile '" + fs.user_name + "': ");
+        SourceLocation where = req.source_loc(code.error_loc, at);
+        if (single || req.opts.fullgraph)
+          req.problem(where, why.str());
+        else
+          req.diag.warning(where, "kiln: cannot compile region " +
+                                      std::to_string(r.index) + " of '" +
+                                      name + "': " + why.str() +
+                                      "; it runs eagerly");
+        reported = true;
+        ok = false;
+        break;
+      }
+      std::string extra;
+      if (!spec.distinct_objects.empty() || !spec.distinct_storage.empty())
+        extra = aliased_definition(fs.symbol, fs.user_name, spec);
+      code.host += extra;
+      syms.push_back(fs.symbol);
+      rspecs.push_back(std::move(fs));
+      rextra.push_back(std::move(extra));
+      rcodes.push_back(std::move(code));
+    }
+    if (!ok)
+      continue;
+    symbols[r.index - 1] = std::move(syms);
+    for (auto &s : rspecs)
+      specs.push_back(std::move(s));
+    for (auto &e : rextra)
+      extras.push_back(std::move(e));
+    for (auto &c : rcodes)
+      codes.push_back(std::move(c));
+  }
+  if (codes.empty()) {
+    if (!reported && !plan.breaks.empty())
+      req.problem(plan.breaks.front().loc, plan.breaks.front().reason);
+    else if (!reported && req.args.remarks)
+      req.diag.remark(fd->getLocation(), "kiln: '" + name +
+                                             "' has no tensor ops to "
+                                             "compile; it runs as written");
+    return res;
+  }
+
+  RewriteRecord record;
+  std::string err;
+  if (std::string crash = guarded([&] {
+        err = rewrite_function(req.sema, fd, plan, symbols, record);
+      });
+      !crash.empty())
+    err = crash;
+  if (!err.empty()) {
+    req.problem(fd->getLocation(), "internal error in the rewrite (a Kiln bug, "
+                                   "please report it): " + err);
+    return res;
+  }
+  mem.bodies[fd] = original;
+  for (auto [vd, init] : record.original_inits)
+    mem.inits[vd] = init;
+  llvm::json::Array stored;
+  for (size_t i = 0; i < specs.size(); ++i)
+    stored.push_back(spec_json(specs[i], eager, extras[i]));
+  std::string payload;
+  llvm::raw_string_ostream(payload) << llvm::json::Value(std::move(stored));
+  mark_rewritten(ctx, fd, payload);
+
+  dump(specs, codes);
+  if (req.args.remarks) {
+    for (const codegen::FunctionCode &c : codes)
+      for (const codegen::Remark &r : c.remarks)
+        req.diag.remark(req.source_loc(r.loc, fd->getLocation()),
+                        "kiln: " + r.message);
+    size_t compiled = 0;
+    for (const auto &s : symbols)
+      compiled += !s.empty();
+    for (const Break &s : plan.splits)
+      req.diag.remark(s.loc, "kiln: '" + name + "' is compiled as two "
+                             "regions from here: " + s.reason);
+    for (const Break &b : plan.breaks)
+      req.diag.remark(b.loc, "kiln: graph break in '" + name + "': " +
+                                 b.reason + "; compiled " +
+                                 std::to_string(compiled) +
+                                 (compiled == 1 ? " region" : " regions") +
+                                 " around it");
+  }
+  for (const codegen::FunctionSpec &s : specs)
+    res.graphs.push_back(s.graph);
+  res.codes = std::move(codes);
+  return res;
+}
+
+} // namespace kiln::plugin

@@ -1,0 +1,244 @@
+#include "EagerBackend.h"
+
+#include <kiln/passes/text.h>
+
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/Support/Format.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace kiln::plugin {
+
+namespace {
+
+using ir::NodeId;
+using ir::Op;
+
+// The eager API's spelling of a pointwise op (kiln::OpId::<Name>).
+const char *op_id_name(Op op) {
+  switch (op) {
+#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
+  case Op::Name:                                                               \
+    return #Name;
+#include <kiln/ops.def>
+  default:
+    return nullptr;
+  }
+}
+
+const char *host_type(DType dt) {
+  return dt == DType::f64 ? "double" : dt == DType::i64 ? "int64_t" : "bool";
+}
+
+// Every node's type: weak scalars for nodes of scalars only, tensors else.
+std::vector<ir::Type> node_types(const ir::Graph &g) {
+  std::vector<ir::Type> t(g.nodes.size());
+  for (auto [i, n] : llvm::enumerate(g.nodes)) {
+    switch (n.op) {
+    case Op::Input:
+      t[i] = ir::Type::tensor(DType::f32);
+      break;
+    case Op::ScalarInput:
+    case Op::Constant:
+      t[i] = ir::Type::weak_scalar(n.type.dtype);
+      break;
+    case Op::ReduceSize:
+      t[i] = ir::Type::weak_scalar(DType::i64);
+      break;
+    default: {
+      llvm::SmallVector<ir::Type, 3> ops;
+      for (NodeId o : n.operands)
+        ops.push_back(t[o]);
+      if (ir::is_pointwise(n.op) && ir::result_is_scalar(ops))
+        t[i] = ir::Type::weak_scalar(ir::result_dtype(n.op, ops));
+      else
+        t[i] = ir::Type::tensor(DType::f32);
+    }
+    }
+  }
+  return t;
+}
+
+} // namespace
+
+codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
+  codegen::FunctionCode fc;
+  fc.symbol = spec.symbol;
+  fc.user_name = spec.user_name;
+  const ir::Graph &g = spec.graph;
+  std::vector<ir::Type> types = node_types(g);
+  std::string params;
+  for (auto [i, k] : llvm::enumerate(spec.args)) {
+    std::string t = codegen::cxx_param_type(k);
+    params += (i ? ", " : "") + t + (t.back() == '&' ? "a" : " a") +
+              std::to_string(i);
+  }
+  for (size_t j = 0; j < g.outputs.size(); ++j)
+    params += ", kiln::Tensor *out" + std::to_string(j);
+
+  std::string body;
+  llvm::raw_string_ostream os(body);
+  auto v = [](NodeId id) { return "v" + std::to_string(id); };
+  auto operand = [&](NodeId id) -> std::string {
+    if (!types[id].scalar)
+      return v(id);
+    if (types[id].dtype == DType::b8)
+      return "kiln_b8(" + v(id) + ")";
+    return "kiln::Operand(" + v(id) + ")";
+  };
+  size_t ops = 0;
+  for (auto [i, n] : llvm::enumerate(g.nodes)) {
+    NodeId id = NodeId(i);
+    const ir::Type &t = types[id];
+    std::string name = op_id_name(n.op) ? op_id_name(n.op) : "";
+    auto a = [&](unsigned k) { return v(n.operands[k]); };
+    switch (n.op) {
+    case Op::Input:
+      os << "  const kiln::Tensor &" << v(id) << " = a" << n.arg_index << ";\n";
+      continue;
+    case Op::ScalarInput:
+      os << "  const " << host_type(n.type.dtype) << " " << v(id) << " = a"
+         << n.arg_index << ";\n";
+      continue;
+    case Op::Constant:
+      os << "  const " << host_type(t.dtype) << " " << v(id) << " = ";
+      if (t.dtype == DType::f64)
+        os << llvm::format("%a", n.constant);
+      else if (t.dtype == DType::i64)
+        os << "int64_t(" << llvm::format("%.0f", n.constant) << ")";
+      else
+        os << (n.constant != 0 ? "true" : "false");
+      os << ";\n";
+      continue;
+    case Op::ReduceSize:
+      os << "  const int64_t " << v(id) << " = ";
+      if (n.dims.empty())
+        os << a(0) << ".numel();\n";
+      else if (n.dims.size() == 1)
+        os << a(0) << ".size(" << n.dims[0] << ");\n";
+      else {
+        fc.error = "backend=eager: the size of several dims is not supported";
+        fc.error_loc = n.loc;
+        return fc;
+      }
+      continue;
+    default:
+      break;
+    }
+    ++ops;
+    if (ir::is_pointwise(n.op) && t.scalar) {
+      // Arithmetic on host scalars, in the promoted type.
+      const char *ht = host_type(t.dtype);
+      os << "  const " << ht << " " << v(id) << " = ";
+      auto c = [&](unsigned k) { return std::string(ht) + "(" + a(k) + ")"; };
+      switch (n.op) {
+      case Op::Add:
+        os << c(0) << " + " << c(1);
+        break;
+      case Op::Sub:
+        os << c(0) << " - " << c(1);
+        break;
+      case Op::Mul:
+        os << c(0) << " * " << c(1);
+        break;
+      case Op::Div:
+        os << c(0) << " / " << c(1);
+        break;
+      case Op::Neg:
+        os << "-" << c(0);
+        break;
+      default:
+        fc.error = std::string("backend=eager: '") + ir::op_info(n.op).name +
+                   "' of host scalars is not supported";
+        fc.error_loc = n.loc;
+        return fc;
+      }
+      os << ";\n";
+      continue;
+    }
+    os << "  kiln::Tensor " << v(id) << " = ";
+    if (ir::is_pointwise(n.op)) {
+      os << "kiln::pointwise(kiln::OpId::" << name << ", {";
+      for (auto [k, o] : llvm::enumerate(n.operands))
+        os << (k ? ", " : "") << operand(o);
+      os << "});\n";
+      continue;
+    }
+    std::string fn = std::string("kiln::") + ir::op_info(n.op).name;
+    std::string dim = n.dims.empty() ? "" : std::to_string(n.dims[0]);
+    std::string keep = n.keepdim ? "true" : "false";
+    if (n.dims.size() > 1) {
+      fc.error = "backend=eager: a reduction over several dims is not supported";
+      fc.error_loc = n.loc;
+      return fc;
+    }
+    switch (n.op) {
+    case Op::Softmax:
+    case Op::LogSoftmax:
+      os << fn << "(" << a(0) << ", " << dim << ");\n";
+      break;
+    case Op::LayerNorm:
+      os << fn << "(" << a(0) << ", " << a(1) << ", " << a(2) << ", double("
+         << a(3) << "));\n";
+      break;
+    case Op::RmsNorm:
+      os << fn << "(" << a(0) << ", " << a(1) << ", double(" << a(2) << "));\n";
+      break;
+    case Op::Var:
+      if (dim.empty()) {
+        // kiln::var(x) has no correction argument: Bessel's only.
+        const ir::Node &c = g.node(n.operands[1]);
+        if (c.op != Op::Constant || c.constant != 1) {
+          fc.error = "backend=eager: var of a whole tensor with a correction "
+                     "other than 1 is not supported";
+          fc.error_loc = n.loc;
+          return fc;
+        }
+        os << fn << "(" << a(0) << ");\n";
+      } else {
+        os << fn << "(" << a(0) << ", " << dim << ", " << keep << ", " << a(1)
+           << ");\n";
+      }
+      break;
+    default:
+      if (dim.empty())
+        os << fn << "(" << a(0) << ");\n";
+      else
+        os << fn << "(" << a(0) << ", " << dim << ", " << keep << ");\n";
+      break;
+    }
+  }
+  for (auto [j, o] : llvm::enumerate(g.outputs)) {
+    if (types[o].scalar) {
+      fc.error = "backend=eager: an output is not a tensor";
+      fc.error_loc = g.node(o).loc;
+      return fc;
+    }
+    os << "  *out" << j << " = " << v(o) << ";\n";
+  }
+
+  std::string &h = fc.host;
+  llvm::raw_string_ostream hs(h);
+  hs << "// ---- '" << spec.user_name
+     << "' with backend=eager: the captured graph, one eager op per node "
+        "----\n"
+     << "#include <kiln/ops.h>\n\n"
+     << "bool " << spec.symbol << "(" << params << ") __asm__(\"" << spec.symbol
+     << "\");\n"
+     << "bool " << spec.symbol << "(" << params << ") {\n"
+     << "  if (!kiln::compiled_enabled())\n"
+     << "    return kiln::rt::disabled_fallback();\n"
+     << "  [[maybe_unused]] auto kiln_b8 = [](bool b) {\n"
+     << "    kiln::Operand o = int64_t(b);\n"
+     << "    o.scalar_dtype = kiln::DType::b8;\n"
+     << "    return o;\n  };\n"
+     << body << "  kiln::rt::count_compiled();\n  return true;\n}\n\n";
+  fc.plan = "backend=eager: " + std::to_string(ops) +
+            " ops, each run by its eager kernel\n";
+  fc.remarks.push_back(
+      {spec.loc, "compiled '" + spec.user_name + "' with backend=eager: " +
+                     std::to_string(ops) + (ops == 1 ? " op" : " ops") +
+                     " captured, run one by one with eager ops"});
+  return fc;
+}
+
+} // namespace kiln::plugin

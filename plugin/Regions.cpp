@@ -1,0 +1,578 @@
+// Planning: cuts a function's statement lists into compiled regions and
+// graph breaks.
+//
+// A region starts at a statement and takes the following statements of
+// the same list for as long as each can be captured (in every
+// specialisation). Then it is finalised: the locals it declares and later
+// code uses are hoisted before it, what it leaves behind for later code
+// becomes its outputs, and the guards its assumptions need are listed. A
+// statement that cannot start a region is a graph break; when it is a
+// compound statement (a loop with a runtime trip count, a branch on a
+// tensor's data, a try block) its bodies are planned the same way.
+#include "CaptureImpl.h"
+
+#include <kiln/passes/text.h>
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Decl.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/Stmt.h>
+#include <clang/AST/StmtCXX.h>
+#include <clang/Basic/SourceManager.h>
+
+#include <llvm/Support/Format.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <deque>
+
+using namespace clang;
+
+namespace kiln::plugin {
+namespace capture {
+namespace {
+
+// Specialisations of one region, at most.
+constexpr size_t kMaxSpecs = 8;
+
+using RefCounts = llvm::DenseMap<const Decl *, int>;
+
+void count_refs(const Stmt *s, RefCounts &m) {
+  if (!s)
+    return;
+  if (const auto *dre = dyn_cast<DeclRefExpr>(s))
+    ++m[dre->getDecl()];
+  for (const Stmt *c : s->children())
+    count_refs(c, m);
+}
+
+std::string fingerprint(const ir::Graph &g) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (const ir::Node &n : g.nodes) {
+    os << ir::op_info(n.op).name;
+    for (ir::NodeId o : n.operands)
+      os << " %" << o;
+    if (n.op == ir::Op::Constant)
+      os << " " << llvm::format("%a", n.constant) << ":"
+         << dtype_name(n.type.dtype);
+    if (n.arg_index >= 0)
+      os << " #" << n.arg_index << ":" << dtype_name(n.type.dtype)
+         << (n.type.scalar ? "s" : "t");
+    for (int64_t d : n.dims)
+      os << " d" << d;
+    if (n.keepdim)
+      os << " keep";
+    os << "\n";
+  }
+  for (ir::NodeId o : g.outputs)
+    os << "out %" << o << "\n";
+  return text;
+}
+
+// The first goto or label in a body: Kiln does not move code that can be
+// jumped into.
+const Stmt *find_jump(const Stmt *s) {
+  if (!s)
+    return nullptr;
+  if (isa<GotoStmt, IndirectGotoStmt, LabelStmt, AddrLabelExpr>(s))
+    return s;
+  if (isa<LambdaExpr>(s))
+    return nullptr;
+  for (const Stmt *c : s->children())
+    if (const Stmt *j = find_jump(c))
+      return j;
+  return nullptr;
+}
+
+// The bodies of a compound statement that is kept as written when it
+// cannot be captured whole.
+llvm::SmallVector<const Stmt *, 4> bodies(const Stmt *s) {
+  llvm::SmallVector<const Stmt *, 4> out;
+  if (const auto *a = dyn_cast<AttributedStmt>(s))
+    return bodies(a->getSubStmt());
+  if (const auto *c = dyn_cast<CompoundStmt>(s)) {
+    out.push_back(c);
+  } else if (const auto *i = dyn_cast<IfStmt>(s)) {
+    if (!i->isConsteval() && !i->isConstexpr()) {
+      out.push_back(i->getThen());
+      if (i->getElse())
+        out.push_back(i->getElse());
+    }
+  } else if (const auto *f = dyn_cast<ForStmt>(s)) {
+    out.push_back(f->getBody());
+  } else if (const auto *w = dyn_cast<WhileStmt>(s)) {
+    out.push_back(w->getBody());
+  } else if (const auto *d = dyn_cast<DoStmt>(s)) {
+    out.push_back(d->getBody());
+  } else if (const auto *r = dyn_cast<CXXForRangeStmt>(s)) {
+    out.push_back(r->getBody());
+  } else if (const auto *t = dyn_cast<CXXTryStmt>(s)) {
+    out.push_back(t->getTryBlock());
+    for (unsigned h = 0; h < t->getNumHandlers(); ++h)
+      out.push_back(t->getHandler(h)->getHandlerBlock());
+  }
+  return out;
+}
+
+llvm::SmallVector<const Stmt *, 8> as_list(const Stmt *s) {
+  llvm::SmallVector<const Stmt *, 8> out;
+  if (const auto *c = dyn_cast<CompoundStmt>(s))
+    out.append(c->body_begin(), c->body_end());
+  else
+    out.push_back(s);
+  return out;
+}
+
+class Planner {
+public:
+  Planner(ASTContext &ctx, const FunctionDecl *fd, const PlanEnv &env)
+      : ctx_(ctx), fd_(fd), cap_(ctx, fd, env) {}
+
+  FunctionPlan run(const Stmt *body) {
+    if (const Stmt *j = find_jump(body)) {
+      plan_.fatal = isa<LabelStmt>(j) ? "label is not supported yet"
+                                      : "'goto' is not supported yet";
+      plan_.fatal_loc = j->getBeginLoc();
+      return std::move(plan_);
+    }
+    if (isa<CXXTryStmt>(body)) {
+      plan_.fatal = "a function-try-block is not supported yet";
+      plan_.fatal_loc = body->getBeginLoc();
+      return std::move(plan_);
+    }
+    count_refs(body, refs_);
+    body_ = body;
+    list(as_list(body), /*top=*/true);
+    for (auto [i, r] : llvm::enumerate(plan_.regions))
+      r.index = int(i) + 1;
+    const SourceManager &sm = ctx_.getSourceManager();
+    llvm::stable_sort(plan_.breaks, [&](const Break &a, const Break &b) {
+      return sm.isBeforeInTranslationUnit(a.loc, b.loc);
+    });
+    return std::move(plan_);
+  }
+
+private:
+  void list(llvm::ArrayRef<const Stmt *> stmts, bool top);
+  bool try_stmt(std::vector<State> &states, const Stmt *s, Failure &f);
+  bool finalize(const std::vector<State> &states,
+                llvm::ArrayRef<const Stmt *> region,
+                llvm::ArrayRef<const Stmt *> rest, bool whole, Region &out,
+                Failure &f);
+  bool inside(SourceLocation loc, const Stmt *s) const {
+    if (loc.isInvalid())
+      return false;
+    const SourceManager &sm = ctx_.getSourceManager();
+    SourceLocation l = sm.getExpansionLoc(loc);
+    SourceLocation b = sm.getExpansionLoc(s->getBeginLoc());
+    SourceLocation e = sm.getExpansionLoc(s->getEndLoc());
+    return !sm.isBeforeInTranslationUnit(l, b) &&
+           !sm.isBeforeInTranslationUnit(e, l);
+  }
+
+  ASTContext &ctx_;
+  const FunctionDecl *fd_;
+  Capturer cap_;
+  FunctionPlan plan_;
+  RefCounts refs_;
+  const Stmt *body_ = nullptr;
+};
+
+// Runs `s` in every specialisation; forks where a branch asks for a
+// decision. False (with the reason in `f`) when `s` cannot be captured.
+bool Planner::try_stmt(std::vector<State> &states, const Stmt *s, Failure &f) {
+  std::vector<State> next;
+  std::deque<State> work(states.begin(), states.end());
+  while (!work.empty()) {
+    State cur = std::move(work.front());
+    work.pop_front();
+    if (cur.returned || cur.abandoned) { // nothing more to capture here
+      next.push_back(std::move(cur));
+      continue;
+    }
+    cap_.st = cur;
+    if (cap_.run(s)) {
+      next.push_back(std::move(cap_.st));
+      continue;
+    }
+    const Expr *cond = cap_.failure.need_decision;
+    if (!cond && !cur.decisions.empty() && !cap_.failure.silent) {
+      // Only some specialisations reach this: they run eagerly.
+      cur.abandoned = true;
+      cur.abandon = cap_.failure;
+      next.push_back(std::move(cur));
+      continue;
+    }
+    if (!cond) {
+      f = cap_.failure;
+      return false;
+    }
+    if (next.size() + work.size() + 2 > kMaxSpecs) {
+      f = Failure();
+      f.loc = cond->getExprLoc();
+      f.reason = "branching here would make more than " +
+                 std::to_string(kMaxSpecs) +
+                 " specialisations of the region";
+      return false;
+    }
+    State no = cur;
+    no.decisions.push_back({cond, false});
+    cur.decisions.push_back({cond, true});
+    work.push_front(std::move(no));
+    work.push_front(std::move(cur));
+  }
+  if (llvm::all_of(next, [](const State &s) { return s.abandoned; })) {
+    f = next.front().abandon;
+    return false;
+  }
+  states = std::move(next);
+  return true;
+}
+
+void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
+  size_t i = 0;
+  const size_t n = stmts.size();
+  std::optional<Break> split; // why the previous region ended
+  while (i < n) {
+    std::vector<std::vector<State>> history; // after each statement
+    std::vector<State> states(1);
+    cap_.reset();
+    states[0] = cap_.st;
+    Failure first_fail, end_fail;
+    size_t j = i;
+    while (j < n) {
+      Failure f;
+      if (!try_stmt(states, stmts[j], f)) {
+        if (j == i)
+          first_fail = f;
+        end_fail = f;
+        break;
+      }
+      history.push_back(states);
+      ++j;
+      if (llvm::all_of(states, [](const State &s) {
+            return s.returned || s.abandoned;
+          }))
+        break;
+    }
+    Region region;
+    while (j > i) {
+      const std::vector<State> &at = history[j - i - 1];
+      bool returned = llvm::all_of(
+          at, [](const State &s) { return s.returned && !s.abandoned; });
+      bool whole = top && i == 0 && (j == n || returned);
+      Failure f;
+      if (finalize(at, stmts.slice(i, j - i), stmts.slice(j), whole, region, f))
+        break;
+      if (j == i + 1)
+        first_fail = f;
+      end_fail = f;
+      --j;
+    }
+    if (j > i) {
+      const std::vector<State> &at = history[j - i - 1];
+      if (split && region.num_ops > 0 && !plan_.regions.empty())
+        plan_.splits.push_back(*split);
+      split.reset();
+      if (j < n && !end_fail.silent && !end_fail.reason.empty()) {
+        // The next region does take the branch: it is not kept eagerly.
+        llvm::StringRef why = end_fail.reason;
+        why.consume_back(kEagerIf);
+        split = Break{end_fail.loc.isValid() ? end_fail.loc
+                                             : stmts[j]->getBeginLoc(),
+                      why.str()};
+      }
+      if (region.num_ops > 0)
+        plan_.regions.push_back(std::move(region));
+      for (const State &s : at)
+        if (s.abandoned)
+          plan_.breaks.push_back(
+              {s.abandon.loc, s.abandon.reason +
+                                  " (the specialisations that reach it run "
+                                  "the region's original code)"});
+      bool returned = llvm::all_of(
+          at, [](const State &s) { return s.returned && !s.abandoned; });
+      if (returned)
+        return; // what follows is unreachable
+      i = j;
+      continue;
+    }
+    // The statement cannot start a region: a graph break.
+    split.reset();
+    const Stmt *s = stmts[i];
+    if (first_fail.silent) {
+      plan_.silent = true;
+      ++i;
+      continue;
+    }
+    SourceLocation at = first_fail.loc.isValid() ? first_fail.loc : s->getBeginLoc();
+    llvm::SmallVector<const Stmt *, 4> subs = bodies(s);
+    bool in_body = llvm::any_of(subs, [&](const Stmt *b) { return inside(at, b); });
+    if (!in_body)
+      plan_.breaks.push_back({at, first_fail.reason});
+    for (const Stmt *b : subs)
+      list(as_list(b), /*top=*/false);
+    ++i;
+  }
+}
+
+bool Planner::finalize(const std::vector<State> &states,
+                       llvm::ArrayRef<const Stmt *> region,
+                       llvm::ArrayRef<const Stmt *> rest, bool whole,
+                       Region &out, Failure &f) {
+  out = Region();
+  out.stmts.assign(region.begin(), region.end());
+  RefCounts after, in_region;
+  for (const Stmt *s : rest)
+    count_refs(s, after);
+  for (const Stmt *s : region)
+    count_refs(s, in_region);
+  auto used_outside = [&](const Decl *d) {
+    return refs_.lookup(d) - in_region.lookup(d) > 0;
+  };
+  const State &st0 = states.front();
+  auto fail = [&](const VarDecl *vd, std::string why) {
+    f = Failure();
+    f.loc = vd->getLocation();
+    f.reason = std::move(why);
+    return false;
+  };
+
+  // Locals the region declares at its top level and later code uses.
+  std::vector<const VarDecl *> top;
+  for (const Stmt *s : region)
+    if (const auto *ds = dyn_cast<DeclStmt>(s))
+      for (const Decl *d : ds->decls())
+        if (const auto *vd = dyn_cast<VarDecl>(d))
+          top.push_back(vd);
+  llvm::DenseSet<const VarDecl *> hoisted;
+  std::function<void(const VarDecl *)> mark = [&](const VarDecl *vd) {
+    if (!hoisted.insert(vd).second)
+      return;
+    // A reference hoisted needs what it names declared before it.
+    if (auto it = st0.aliases.find(vd); it != st0.aliases.end()) {
+      const VarDecl *target = cap_.slot(it->second).slot.var;
+      if (target && llvm::is_contained(top, target))
+        mark(target);
+    }
+  };
+  for (const VarDecl *vd : top) {
+    bool live = after.lookup(vd) > 0;
+    if (const auto *dd = dyn_cast<DecompositionDecl>(vd))
+      for (const BindingDecl *b : dd->bindings())
+        live |= after.lookup(b) > 0;
+    if (live)
+      mark(vd);
+  }
+  for (const VarDecl *vd : top) {
+    if (!hoisted.count(vd))
+      continue;
+    QualType t = vd->getType();
+    std::string name = "'" + vd->getNameAsString() + "'";
+    Hoist h{vd, Hoist::Value};
+    if (isa<DecompositionDecl>(vd))
+      return fail(vd, "structured bindings used after the compiled region "
+                      "are not supported yet");
+    if (st0.aliases.count(vd)) {
+      h.kind = Hoist::Whole;
+    } else if (t->isReferenceType()) {
+      if (!is_kiln_tensor(t))
+        return fail(vd, "reference " + name + " to a temporary, used after "
+                        "the compiled region, is not supported yet");
+      h.kind = Hoist::TempRef;
+    } else if (is_kiln_tensor(t)) {
+      h.kind = Hoist::Value;
+    } else if (scalar_kind(t)) {
+      if (t.isConstQualified()) {
+        Expr::EvalResult r;
+        if (!vd->getInit() || !vd->getInit()->EvaluateAsRValue(r, ctx_))
+          return fail(vd, "const " + name + ", computed at run time and used "
+                          "after the compiled region, is not supported yet");
+        h.kind = Hoist::Whole;
+      }
+    } else if (const auto *rd = t->getAsCXXRecordDecl(); rd && rd->isLambda()) {
+      const auto *le = dyn_cast_or_null<LambdaExpr>(
+          vd->getInit() ? vd->getInit()->IgnoreImplicit() : nullptr);
+      bool movable = le != nullptr;
+      if (le)
+        for (const LambdaCapture &c : le->captures())
+          if (!c.capturesThis() &&
+              (c.getCaptureKind() != LCK_ByRef || !c.capturesVariable() ||
+               (isa<VarDecl>(c.getCapturedVar()) &&
+                st0.declared.count(cast<VarDecl>(c.getCapturedVar())))))
+            movable = false;
+      if (!movable)
+        return fail(vd, "lambda " + name + ", used after the compiled "
+                        "region, captures by copy (not supported yet)");
+      h.kind = Hoist::Whole;
+    } else {
+      return fail(vd, name + " of type '" +
+                          t.getAsString(ctx_.getPrintingPolicy()) +
+                          "', used after the compiled region, is not "
+                          "supported yet");
+    }
+    out.hoists.push_back(h);
+  }
+
+  // Is a slot the region wrote seen after it?
+  auto keep = [&](const State &st, SlotId id) {
+    const SlotInfo &info = cap_.slot(id);
+    if (!info.of_function)
+      return false;
+    const VarDecl *root = info.slot.var;
+    if (root && st.declared.count(root))
+      return info.slot.fields.empty() && hoisted.count(root) > 0;
+    if (!root || info.may_alias || root->hasGlobalStorage())
+      return true;
+    return used_outside(root);
+  };
+
+  for (const State &st : states) {
+    RegionSpec spec;
+    spec.decisions = st.decisions;
+    if (st.abandoned) {
+      spec.eager = true;
+      out.specs.push_back(std::move(spec));
+      continue;
+    }
+    spec.ret = st.returned ? st.ret : ReturnKind::None;
+    spec.graph = const_cast<ir::GraphBuilder &>(st.b).graph();
+    for (const State::Input &in : st.inputs) {
+      if (in.expr) {
+        spec.inputs.push_back({{}, in.expr, *scalar_kind(in.expr->getType())});
+        continue;
+      }
+      const SlotInfo &info = cap_.slot(in.slot);
+      spec.inputs.push_back(
+          {info.slot, nullptr,
+           info.tensor ? codegen::ArgKind::Tensor : *scalar_kind(info.type)});
+    }
+    // Outputs: slots written and seen later, then the returned tensors.
+    llvm::DenseMap<ir::NodeId, int> output_storage;
+    auto add_output = [&](RegionOutput o, const Value &v, SlotId self) {
+      const Storage &s = st.storages[v.storage];
+      // After an in-place update the value lives in that slot's storage:
+      // hand out the slot itself, as eager code would.
+      if (o.kind != RegionOutput::CopyInto && s.kind == Storage::Input &&
+          s.slot != self && st.copy_back.count(s.slot) &&
+          st.values.lookup(s.slot).node == v.node) {
+        o.from = cap_.slot(s.slot).slot;
+        o.use_from = true;
+      } else if (o.kind != RegionOutput::CopyInto && s.kind == Storage::Fresh) {
+        // A clone() shares its node, not its storage, with its source.
+        auto it = output_storage.find(v.node);
+        if (spec.graph.nodes[v.node].op == ir::Op::Input ||
+            (it != output_storage.end() && it->second != v.storage))
+          o.clone = true;
+      }
+      output_storage.try_emplace(v.node, v.storage);
+      spec.outputs.push_back(o);
+      spec.graph.outputs.push_back(v.node);
+    };
+    for (SlotId id : st.written) {
+      const SlotInfo &info = cap_.slot(id);
+      // Storage updated in place is seen by whoever shares it: always.
+      if (!info.tensor || (!keep(st, id) && !st.copy_back.count(id)))
+        continue;
+      const Value &v = st.values.find(id)->second;
+      if (v.kind != Value::Tensor)
+        continue;
+      const Storage &s = st.storages[v.storage];
+      bool in_place = st.copy_back.count(id) > 0;
+      // Written back to what it held at the start: nothing to do.
+      if (!in_place && s.kind == Storage::Input && s.slot == id &&
+          spec.graph.nodes[v.node].op == ir::Op::Input)
+        continue;
+      RegionOutput o;
+      o.kind = in_place ? RegionOutput::CopyInto : RegionOutput::Assign;
+      o.slot = info.slot;
+      add_output(o, v, id);
+    }
+    if (spec.ret == ReturnKind::Value)
+      for (size_t k = 0; k < st.ret_nodes.size(); ++k) {
+        RegionOutput o;
+        o.kind = RegionOutput::Return;
+        add_output(o, Value::tensor(st.ret_nodes[k], st.ret_storages[k]), -1);
+      }
+    // Scalars the region leaves behind are computed again in C++.
+    for (const auto &[id, r] : st.replays) {
+      if (r.var ? hoisted.count(r.var) > 0 : keep(st, id))
+        spec.replays.push_back(r);
+    }
+    for (SlotId id : st.unreplayable)
+      if (keep(st, id)) {
+        f = Failure();
+        f.loc = region.front()->getBeginLoc();
+        f.reason = "scalar '" + cap_.slot(id).slot.name() +
+                   "' is updated in an unrolled loop or an inlined call and "
+                   "used after the compiled region (not supported yet)";
+        return false;
+      }
+    // Aliasing: a slot the caller may also pass under another name must
+    // not be read after another such slot was written.
+    auto add_pair = [](std::vector<std::pair<Slot, Slot>> &v, const Slot &a,
+                       const Slot &b) {
+      for (auto &[x, y] : v)
+        if ((x == a && y == b) || (x == b && y == a))
+          return;
+      v.push_back({a, b});
+    };
+    for (SlotId s : st.written) {
+      const SlotInfo &si = cap_.slot(s);
+      if (!si.tensor || !si.may_alias || !keep(st, s))
+        continue;
+      int w = st.first_write.lookup(s);
+      auto consider = [&](SlotId t) {
+        const SlotInfo &ti = cap_.slot(t);
+        if (t == s || !ti.tensor || !ti.may_alias || !ti.of_function)
+          return;
+        if (st.first_write.count(t) || st.last_read.lookup(t) > w)
+          add_pair(spec.distinct_objects, si.slot, ti.slot);
+      };
+      for (const State::Input &in : st.inputs)
+        if (in.slot >= 0)
+          consider(in.slot);
+      for (SlotId t : st.written)
+        if (keep(st, t))
+          consider(t);
+    }
+    for (SlotId s : st.copy_back)
+      for (const State::Input &in : st.inputs)
+        if (in.slot >= 0 && in.slot != s && cap_.slot(in.slot).tensor)
+          add_pair(spec.distinct_storage, cap_.slot(s).slot,
+                   cap_.slot(in.slot).slot);
+    spec.num_ops = st.num_ops;
+    if (std::string err = ir::verify(spec.graph); !err.empty()) {
+      f = Failure();
+      f.loc = region.front()->getBeginLoc();
+      f.reason = "internal error: captured graph is malformed: " + err;
+      return false;
+    }
+    spec.fingerprint = fingerprint(spec.graph);
+    if (!spec.graph.outputs.empty())
+      out.num_ops = std::max(out.num_ops, spec.num_ops);
+    out.specs.push_back(std::move(spec));
+  }
+  const RegionSpec &s0 = out.specs.front();
+  out.whole_body =
+      whole && out.specs.size() == 1 && out.hoists.empty() &&
+      s0.ret == ReturnKind::Value && s0.replays.empty() &&
+      s0.distinct_objects.empty() && s0.distinct_storage.empty() &&
+      llvm::all_of(s0.outputs, [](const RegionOutput &o) {
+        return o.kind == RegionOutput::Return && !o.use_from && !o.clone;
+      });
+  return true;
+}
+
+} // namespace
+} // namespace capture
+
+FunctionPlan plan_function(ASTContext &ctx, const FunctionDecl *fd,
+                           const Stmt *body, const PlanEnv &env) {
+  capture::Planner p(ctx, fd, env);
+  return p.run(body);
+}
+
+} // namespace kiln::plugin

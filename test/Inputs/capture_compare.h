@@ -1,0 +1,94 @@
+// Compiled against eager for the capture tests (test/plugin/capture): each
+// case builds its inputs afresh (so in-place updates start from the same
+// state both times), runs with the fast paths on and then off
+// (kiln::set_compiled_enabled), and compares every tensor the case hands
+// back: results, out-parameters, inputs updated in place, members. The
+// counters of the compiled run must show how many fast paths ran (one per
+// compiled region executed) and how many fell back.
+#pragma once
+
+#include <kiln/kiln.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace capture_compare {
+
+inline int g_cases = 0, g_mismatches = 0;
+
+// The fused code keeps intermediates in the compute type (f32 for 16-bit
+// floats) where eager rounds after every op.
+inline double tolerance(kiln::DType dt) {
+  switch (dt) {
+  case kiln::DType::f64:
+    return 1e-12;
+  case kiln::DType::f32:
+    return 4e-6;
+  default:
+    return 3e-2;
+  }
+}
+
+// Max |a - b| relative to max(1, |b|); infinite when dtype or shape differ
+// or NaNs do not match.
+inline double difference(const kiln::Tensor &a, const kiln::Tensor &b) {
+  if (a.defined() != b.defined())
+    return INFINITY;
+  if (!a.defined())
+    return 0;
+  if (a.dtype() != b.dtype() || !(a.sizes() == b.sizes()))
+    return INFINITY;
+  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  double scale = 1, diff = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    scale = std::fmax(scale, std::fabs(y[i]));
+    double d = std::isnan(x[i]) || std::isnan(y[i])
+                   ? (std::isnan(x[i]) == std::isnan(y[i]) ? 0 : INFINITY)
+                   : std::fabs(x[i] - y[i]);
+    diff = std::fmax(diff, d);
+  }
+  return diff / scale;
+}
+
+inline void check(const std::string &name, kiln::DType dt,
+                  const std::function<std::vector<kiln::Tensor>()> &fn,
+                  uint64_t compiled_calls = 1, uint64_t fallback_calls = 0) {
+  ++g_cases;
+  kiln::reset_stats();
+  std::vector<kiln::Tensor> compiled = fn();
+  kiln::Stats s = kiln::stats();
+  kiln::set_compiled_enabled(false);
+  std::vector<kiln::Tensor> eager = fn();
+  kiln::set_compiled_enabled(true);
+  double diff = compiled.size() == eager.size() ? 0 : INFINITY;
+  for (size_t i = 0; i < compiled.size() && i < eager.size(); ++i)
+    diff = std::fmax(diff, difference(compiled[i], eager[i]));
+  bool counters = s.compiled_calls == compiled_calls &&
+                  s.fallback_calls == fallback_calls;
+  if (!(diff <= tolerance(dt)) || !counters) {
+    ++g_mismatches;
+    std::printf("MISMATCH %s [%s]: max diff %g; compiled calls %llu (expected "
+                "%llu), fallbacks %llu (expected %llu)\n",
+                name.c_str(), kiln::dtype_name(dt), diff,
+                (unsigned long long)s.compiled_calls,
+                (unsigned long long)compiled_calls,
+                (unsigned long long)s.fallback_calls,
+                (unsigned long long)fallback_calls);
+  }
+}
+
+inline kiln::Tensor input(kiln::Dims shape, kiln::DType dt, uint64_t seed,
+                          kiln::Device dev = kiln::Device::cpu()) {
+  kiln::manual_seed(seed);
+  return kiln::randn(shape, kiln::DType::f32).to(dt).to(dev);
+}
+
+inline int summary() {
+  std::printf("%d cases, %d mismatches\n", g_cases, g_mismatches);
+  return g_mismatches ? 1 : 0;
+}
+
+} // namespace capture_compare

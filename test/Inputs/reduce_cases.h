@@ -1,0 +1,105 @@
+// Fused reductions, compiled vs eager vs a float64 reference, on one
+// device: shapes that take every launch mode (a warp per row, a block per
+// row, rows too long for registers, few long rows split over blocks, column
+// reductions, whole-tensor reductions), several dtypes, keepdim both ways.
+#pragma once
+
+#include "exec_compare.h"
+
+using kiln::Tensor;
+
+[[kiln::compile]] Tensor softmax_last(const Tensor &x) { return kiln::softmax(x, -1); }
+[[kiln::compile]] Tensor log_softmax_0(const Tensor &x) { return kiln::log_softmax(x, 0); }
+[[kiln::compile]] Tensor softmax_by_hand(const Tensor &x) {
+  Tensor m = kiln::amax(x, -1, true);
+  Tensor e = kiln::exp(x - m);
+  return e / kiln::sum(e, -1, true);
+}
+[[kiln::compile]] Tensor layer_norm3(const Tensor &x, const Tensor &w, const Tensor &b) {
+  return kiln::layer_norm(x, w, b, 1e-5);
+}
+[[kiln::compile]] Tensor rms_norm2(const Tensor &x, const Tensor &w, double eps) {
+  return kiln::rms_norm(x, w, eps);
+}
+[[kiln::compile]] Tensor where_sum(const Tensor &x, double t) {
+  return kiln::where(kiln::sum(x) > t, x * 2, x);
+}
+[[kiln::compile]] Tensor mean_keep(const Tensor &x) { return kiln::mean(x, 1, true); }
+[[kiln::compile]] Tensor var_drop(const Tensor &x) { return kiln::var(x, -1, false, 1); }
+[[kiln::compile]] Tensor lse_0(const Tensor &x) { return kiln::logsumexp(x, 0); }
+[[kiln::compile]] Tensor argmax_last(const Tensor &x) { return kiln::argmax(x, -1); }
+[[kiln::compile]] Tensor amin_all(const Tensor &x) { return kiln::amin(x); }
+[[kiln::compile]] Tensor sum_sq_epilogue(const Tensor &x) {
+  // A pointwise prologue and epilogue around a reduction.
+  return kiln::sqrt(kiln::sum(x * x, -1)) + 1.0;
+}
+
+namespace reduce_cases {
+
+// The float64 reference: the eager body on f64 copies of the inputs.
+template <class F, class... A>
+void check_ref(const char *name, kiln::DType dt, F f, const A &...args) {
+  exec_compare::check(name, dt, [&] { return f(args...); });
+  kiln::set_compiled_enabled(false);
+  Tensor ref = f(args.to(kiln::f64)...);
+  kiln::set_compiled_enabled(true);
+  Tensor got = f(args...);
+  double tol = dt == kiln::f64 ? 1e-12 : dt == kiln::f32 ? 1e-4 : 5e-2;
+  // max_abs_diff is NaN where one side has a NaN the other has not; a
+  // reference made of NaNs (var of one element) has no scale.
+  double scale = 1 + kiln::max_abs_diff(ref, kiln::zeros(ref.sizes(), ref.dtype()));
+  if (std::isnan(scale))
+    scale = 1;
+  double d = kiln::max_abs_diff(got.to(kiln::Device::cpu()).to(kiln::f64), ref);
+  if (!(d <= tol * scale)) {
+    ++exec_compare::g_mismatches;
+    std::printf("MISMATCH %s [%s] vs float64: max diff %g\n", name,
+                kiln::dtype_name(dt), d);
+  }
+}
+
+inline Tensor input(kiln::Dims shape, kiln::DType dt, kiln::Device dev) {
+  return kiln::randn(shape, kiln::f32, dev).to(dt);
+}
+
+inline void run_all(kiln::Device dev) {
+  struct Shape { int64_t rows, cols; };
+  const Shape shapes[] = {{1, 1},    {7, 1},     {5, 33},   {64, 1024},
+                          {3, 4096}, {2, 20000}, {1, 70000}, {300, 129}};
+  for (kiln::DType dt : {kiln::f32, kiln::bf16, kiln::f16, kiln::f64}) {
+    for (Shape s : shapes) {
+      Tensor x = input({s.rows, s.cols}, dt, dev);
+      Tensor w = input({s.cols}, dt, dev), b = input({s.cols}, dt, dev);
+      char name[96];
+      auto n = [&](const char *what) {
+        std::snprintf(name, sizeof name, "%s %lldx%lld", what,
+                      (long long)s.rows, (long long)s.cols);
+        return name;
+      };
+      check_ref(n("softmax"), dt, softmax_last, x);
+      check_ref(n("softmax by hand"), dt, softmax_by_hand, x);
+      check_ref(n("log_softmax dim 0"), dt, log_softmax_0, x);
+      check_ref(n("layer_norm"), dt, layer_norm3, x, w, b);
+      check_ref(n("rms_norm"), dt, [](const Tensor &a, const Tensor &c) {
+        return rms_norm2(a, c, 1e-6);
+      }, x, w);
+      check_ref(n("where(sum > t)"), dt, [](const Tensor &a) {
+        return where_sum(a, 0.25);
+      }, x);
+      check_ref(n("mean keepdim"), dt, mean_keep, x);
+      check_ref(n("var"), dt, var_drop, x);
+      check_ref(n("logsumexp dim 0"), dt, lse_0, x);
+      check_ref(n("amin all"), dt, amin_all, x);
+      check_ref(n("sqrt(sum(x*x)) + 1"), dt, sum_sq_epilogue, x);
+      if (dt == kiln::f32) // ties are possible in 16-bit types
+        exec_compare::check(n("argmax"), dt, [&] { return argmax_last(x); });
+    }
+  }
+  // A 3-d tensor reduced over its middle dim, and a transposed input.
+  Tensor x3 = input({4, 50, 6}, kiln::f32, dev);
+  exec_compare::check("mean keepdim 3-d", kiln::f32, [&] { return mean_keep(x3); });
+  Tensor xt = input({40, 30}, kiln::f32, dev).transpose(0, 1);
+  check_ref("softmax transposed", kiln::f32, softmax_last, xt);
+}
+
+} // namespace reduce_cases

@@ -1,0 +1,13 @@
+// Fused reductions on a CUDA GPU: compiled vs eager vs float64, every
+// launch mode (warp/block per row, long rows, split rows, columns).
+// REQUIRES: cuda-gpu, nvcc
+// RUN: %kiln_cxx -c %s -o %t.o
+// RUN: %kiln_cxx_eager %t.o %kiln_link -o %t && %t | FileCheck %s
+// CHECK-NOT: MISMATCH
+// CHECK: {{[0-9]+}} cases, 0 mismatches
+#include "reduce_cases.h"
+
+int main() {
+  reduce_cases::run_all(kiln::Device::cuda(0));
+  return exec_compare::summary();
+}

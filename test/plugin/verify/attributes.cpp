@@ -1,0 +1,71 @@
+// Malformed or misplaced [[kiln::compile]]: an error at the attribute, or
+// (where the attribute is well-formed but there is nothing to compile) a
+// warning or a remark at it. Never a crash. (More in ../attr-misuse.cpp.)
+// RUN: %kiln_verify %kiln_remarks -Xclang -verify-ignore-unexpected=remark %s
+#include <kiln/kiln.h>
+
+using kiln::Tensor;
+
+// 1. A number among the options.
+[[kiln::compile("fullgraph", 3)]] Tensor number_option(const Tensor &x) { return x; } // expected-error {{kiln::compile options are string literals}}
+
+// 2. An empty option.
+[[kiln::compile("")]] Tensor empty_option(const Tensor &x) { return x; } // expected-error {{unknown kiln::compile option ''}}
+
+// 3. An empty dtype list.
+[[kiln::compile("dtypes=")]] Tensor empty_dtypes(const Tensor &x) { return x; } // expected-error {{unknown dtype '' in kiln::compile option 'dtypes'}}
+
+// 4. An empty backend.
+[[kiln::compile("backend=")]] Tensor empty_backend(const Tensor &x) { return x; } // expected-error {{unknown kiln::compile backend ''}}
+
+// 5. A wide string.
+[[kiln::compile(L"fullgraph")]] Tensor wide(const Tensor &x) { return x; } // expected-error {{kiln::compile options are string literals}}
+
+// 6. Two options in one string.
+[[kiln::compile("fullgraph;disable")]] Tensor joined(const Tensor &x) { return x; } // expected-error {{unknown kiln::compile option 'fullgraph;disable'}}
+
+// 7. A macro that is not a string.
+#define OPTS fullgraph
+[[kiln::compile(OPTS)]] Tensor macro(const Tensor &x) { return x; } // expected-error {{kiln::compile options are string literals}}
+
+// 8. On a field.
+struct Fields {
+  [[kiln::compile]] Tensor t; // expected-error {{'kiln::compile' attribute only applies to functions}}
+};
+
+// 9. On a parameter.
+void parameter([[kiln::compile]] int x); // expected-error {{'kiln::compile' attribute only applies to functions}}
+
+// 10. On an enumeration.
+enum [[kiln::compile]] Colour { Red }; // expected-error {{'kiln::compile' attribute only applies to functions}}
+
+// 11. On a type alias.
+using Alias [[kiln::compile]] = int; // expected-error {{'kiln::compile' attribute only applies to functions}}
+
+// 12. On a declaration whose definition is elsewhere: a remark.
+[[kiln::compile]] Tensor defined_elsewhere(const Tensor &x); // expected-remark {{kiln: 'defined_elsewhere' is not defined in this file; [[kiln::compile]] takes effect where it is defined}}
+
+// 13. On a deleted function.
+[[kiln::compile]] Tensor deleted(const Tensor &x) = delete; // expected-warning {{kiln: 'deleted' is marked [[kiln::compile]] but deleted; nothing is compiled}}
+
+// 14. On a constructor.
+struct Holder {
+  Tensor t;
+  [[kiln::compile]] Holder(const Tensor &x) : t(kiln::exp(x)) {} // expected-warning {{kiln: cannot compile 'Holder::Holder': constructors and destructors are not supported yet; 'Holder::Holder' runs eagerly}}
+};
+
+// 15. On a consteval function.
+[[kiln::compile]] consteval int twice(int n) { return 2 * n; } // expected-warning {{a consteval function never runs at run time: there is nothing to compile}}
+
+// 16. On a function template's explicit specialisation.
+template <class T> Tensor scaled(const Tensor &x, T s) { return x * s; }
+template <> [[kiln::compile]] Tensor scaled<double>(const Tensor &x, double s) { return x * s; } // expected-warning {{function templates and members of class templates are not supported yet}}
+
+// 17. On a namespace.
+namespace [[kiln::compile]] space {} // expected-error {{'kiln::compile' attribute only applies to functions}}
+
+// 18. On a variable template.
+template <class T> [[kiln::compile]] T zero = T(); // expected-error {{'kiln::compile' attribute only applies to functions}}
+
+// Well-formed: no diagnostic.
+[[kiln::compile("backend=kiln", "dtypes=f64")]] Tensor fine(const Tensor &x) { return kiln::sin(x); }

@@ -1,0 +1,238 @@
+// Code the capture cannot follow, next to code it can: a remark at the
+// statement that stays eager (a graph break) and why, with the regions
+// around it compiled. Never a crash.
+// RUN: %kiln_verify %kiln_remarks -Xclang -verify-ignore-unexpected=remark %s
+#include <kiln/kiln.h>
+
+#include <functional>
+#include <vector>
+
+using kiln::Tensor;
+
+void log_tensor(const Tensor &);
+Tensor g_weight;
+
+// 1. A call without a visible body.
+[[kiln::compile]] Tensor opaque_call(const Tensor &x) {
+  Tensor y = kiln::sin(x);
+  log_tensor(y); // expected-remark {{kiln: graph break in 'opaque_call': call to 'log_tensor' is not supported yet (no body to inline); compiled 2 regions around it}}
+  return kiln::cos(y);
+}
+
+// 2. Recursion.
+[[kiln::compile]] Tensor recursive(const Tensor &x, int n) {
+  Tensor y = kiln::exp(x);
+  if (n > 0)
+    y = recursive(y, n - 1); // expected-remark {{graph break in 'recursive': recursive call to 'recursive' is not inlined}}
+  return y * 2;
+}
+
+// 3. Mutual recursion through helpers.
+Tensor pong(const Tensor &x, int n);
+inline Tensor ping(const Tensor &x, int n) { return n ? pong(x, n - 1) : x; }
+inline Tensor pong(const Tensor &x, int n) { return n ? ping(x * 2, n - 1) : x; }
+[[kiln::compile]] Tensor mutual(const Tensor &x) {
+  Tensor y = kiln::relu(x);
+  Tensor z = ping(y, 3); // expected-remark {{recursive call to 'ping' is not inlined (in 'pong', line 33)}}
+  return z + 1;
+}
+
+// 4. A loop on tensor data.
+[[kiln::compile]] Tensor data_loop(Tensor x) {
+  x = x * 4;
+  while (kiln::amax(x).item<float>() > 1) // expected-remark {{graph break in 'data_loop': the loop's trip count is not a compile-time constant: the loop runs eagerly, its body compiled on its own}}
+    x = x * 0.5;
+  return x + 1;
+}
+
+// 5. A branch on tensor data.
+[[kiln::compile]] Tensor data_branch(const Tensor &x) {
+  Tensor y = kiln::sin(x);
+  if (kiln::sum(y).item<double>() > 0) // expected-remark {{the branch condition reads tensor data ('item()'), a data-dependent value, so the 'if' runs eagerly and its arms are compiled on their own}}
+    y = -y;
+  return y + 2;
+}
+
+// 6. A loop too long to unroll.
+[[kiln::compile]] Tensor long_loop(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  for (int i = 0; i < 100; ++i) // expected-remark {{the loop runs more than 64 times, too many to unroll}}
+    y = y * 0.99;
+  return y;
+}
+
+// 7. Too many specialisations.
+[[kiln::compile]] Tensor flags(const Tensor &x, bool a, bool b, bool c, bool d) {
+  Tensor y = kiln::sin(x);
+  if (a) y = y + 1;
+  if (b) y = y + 2;
+  if (c) y = y + 3;
+  if (d) y = y + 4; // expected-remark {{branching here would make more than 8 specialisations of the region}}
+  return y;
+}
+
+// 8. 'break' out of a loop that runs eagerly, in one specialisation.
+[[kiln::compile]] Tensor early_exit(Tensor x, int n, bool stop) {
+  for (int i = 0; i < n; ++i) {
+    x = kiln::tanh(x);
+    if (stop)
+      break; // expected-remark {{'break' leaves a loop that runs eagerly (the specialisations that reach it run the region's original code)}}
+  }
+  return x;
+}
+
+// 9. A 'switch'.
+[[kiln::compile]] Tensor switches(const Tensor &x, int mode) {
+  Tensor y = kiln::abs(x);
+  switch (mode) { // expected-remark {{'switch' statement is not supported yet}}
+  case 0:
+    y = -y;
+    break;
+  default:
+    break;
+  }
+  return y * 3;
+}
+
+// 10. A 'throw'.
+[[kiln::compile]] Tensor throws(const Tensor &x) {
+  Tensor y = kiln::sqrt(x);
+  throw kiln::Error("no"); // expected-remark {{graph break in 'throws': 'throw' runs eagerly}}
+  return y;
+}
+
+// 11. A 'try' block.
+[[kiln::compile]] Tensor tries(const Tensor &x) {
+  Tensor y = kiln::sqrt(x);
+  try { // expected-remark {{a 'try' block is not captured: it runs eagerly and its statements are compiled on their own}}
+    y = y * 2;
+  } catch (...) {
+    y = x;
+  }
+  return y + 1;
+}
+
+// 12. Inline assembly.
+[[kiln::compile]] Tensor assembly(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  asm volatile("" ::: "memory"); // expected-remark {{inline assembly is not supported yet}}
+  return y * y;
+}
+
+// 13. A static local.
+[[kiln::compile]] Tensor statics(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  static int calls = 0; // expected-remark {{static local 'calls' is not supported yet}}
+  ++calls;
+  return y * calls;
+}
+
+// 14. A tensor declared without a value.
+[[kiln::compile]] Tensor undefined(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  Tensor t; // expected-remark {{a default-constructed (undefined) tensor is not supported yet}}
+  t = y;
+  return t + 1;
+}
+
+// 15. '?:' between tensors on tensor data (on a host scalar it
+// specialises the region, as an 'if' does).
+[[kiln::compile]] Tensor choose(const Tensor &x, const Tensor &z, bool b) {
+  Tensor y = b ? kiln::exp(x) : x;
+  Tensor w = kiln::sum(y).item<double>() > 0 ? y : z; // expected-remark {{the conditional operator '?:' is not supported yet (use kiln::where)}}
+  return w * 2;
+}
+
+// 16. An indirect call.
+[[kiln::compile]] Tensor indirect(const Tensor &x, Tensor (*f)(const Tensor &)) {
+  Tensor y = kiln::exp(x);
+  Tensor z = f(y); // expected-remark {{indirect call is not supported yet}}
+  return z * 2;
+}
+
+// 17. A virtual call.
+struct Base {
+  virtual Tensor act(const Tensor &x) const { return x; }
+};
+[[kiln::compile]] Tensor virtual_call(const Base &b, const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  Tensor z = b.act(y); // expected-remark {{virtual call to 'Base::act' is not supported yet}}
+  return z * 2;
+}
+
+// 18. A call of a function marked "disable".
+[[kiln::compile("disable")]] Tensor hands_off(const Tensor &x) { return x * 2; }
+[[kiln::compile]] Tensor calls_disabled(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  Tensor z = hands_off(y); // expected-remark {{call to 'hands_off', marked [[kiln::compile("disable")]], is not inlined}}
+  return z * 2;
+}
+
+// 19. The standard library.
+[[kiln::compile]] Tensor library(const Tensor &x, const std::function<Tensor(const Tensor &)> &f) {
+  Tensor y = kiln::exp(x);
+  Tensor z = f(y); // expected-remark {{call to 'std::function<kiln::Tensor (const kiln::Tensor &)>::operator()' is not supported yet}}
+  return z * 2;
+}
+
+// 20. A pointer.
+[[kiln::compile]] Tensor pointer(const Tensor *p, const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  Tensor z = *p + y; // expected-remark {{expression (UnaryOperator) is not supported yet}}
+  return z * 2;
+}
+
+// 21. In place on a copy of an input: the storage is the caller's, so the
+// update starts a region of its own with 'a' as its input (and copies the
+// result back into that storage, as eager code writes it).
+[[kiln::compile]] Tensor alias_update(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  Tensor a = x;
+  a += 1; // expected-remark {{kiln: 'alias_update' is compiled as two regions from here: in-place operator '+=' on 'a', which shares its storage with 'x' from outside the region, is not supported yet}}
+  return a * y;
+}
+
+// 22. An integer converted to floating point at run time.
+[[kiln::compile]] Tensor int_to_float(const Tensor &x, int n) {
+  Tensor y = kiln::exp(x);
+  Tensor z = y * double(n); // expected-remark {{conversion of 'n' from integer to floating-point is not supported yet}}
+  return z + 1;
+}
+
+// 23. Integer division of runtime scalars.
+[[kiln::compile]] Tensor int_div(const Tensor &x, int n) {
+  Tensor y = kiln::exp(x);
+  Tensor z = y * (n / 2); // expected-remark {{integer division of runtime scalars is not supported yet}}
+  return z + 1;
+}
+
+// 24. A lambda that captures by copy, used after a graph break: it stays
+// with the eager code, and so do its calls.
+[[kiln::compile]] Tensor lambda_later(const Tensor &x, double s) {
+  Tensor y = kiln::exp(x);
+  auto scale = [s](const Tensor &t) { return t * s; }; // expected-remark {{lambda 'scale', used after the compiled region, captures by copy (not supported yet)}}
+  y = scale(y); // expected-remark {{'scale', declared outside the compiled region, is not supported yet here}}
+  log_tensor(y); // expected-remark {{call to 'log_tensor'}}
+  return scale(y) + y; // expected-remark {{'scale', declared outside the compiled region, is not supported yet here}}
+}
+
+// 25. Structured bindings used after a graph break.
+static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 0.5}; }
+[[kiln::compile]] Tensor bindings_later(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  auto [a, b] = halves(y); // expected-remark {{structured bindings used after the compiled region are not supported yet}}
+  log_tensor(a); // expected-remark {{call to 'log_tensor'}}
+  return a * b + y;
+}
+
+// 26. The size of a tensor the region computes.
+[[kiln::compile]] Tensor computed_size(const Tensor &x) {
+  Tensor s = kiln::sum(x, 0);
+  Tensor t = s / s.size(0); // expected-remark {{'size()' of a tensor the region computes or changes is not supported yet}}
+  return t + 1;
+}
+
+// 27. A global tensor is an input like a parameter: no break.
+[[kiln::compile]] Tensor global_input(const Tensor &x) {
+  return x * g_weight + 1;
+}

@@ -433,13 +433,12 @@ kiln_plan_cuda(kiln::RowSpace &sp, int V, int slots_per_thread,
   const int64_t sms = kiln::rt::multiprocessor_count(dev);
   const int64_t slots = (sp.R + V - 1) / V;
   if (sp.rows < 2 * sms && sp.R >= 16384) {
-    // About 16 blocks of 256 threads per multiprocessor in all, each over
-    // a contiguous chunk of its row (at most 1024 chunks per row: every
-    // block of the next pass combines the previous pass's partials).
+    // About 32 blocks of 256 threads per multiprocessor in all (a grid of
+    // several waves streams memory better than one), tiles of 256 slots.
     sp.tpr = 256;
     block = 256;
-    const int64_t want = (16 * sms + sp.rows - 1) / sp.rows;
-    const int64_t most = std::min<int64_t>(1024, (slots + 1023) / 1024);
+    const int64_t want = (32 * sms + sp.rows - 1) / sp.rows;
+    const int64_t most = (slots + 255) / 256;
     sp.splits = int(std::max<int64_t>(1, std::min(want, most)));
     grid = unsigned(sp.rows * sp.splits);
     return kiln_split;
@@ -451,7 +450,11 @@ kiln_plan_cuda(kiln::RowSpace &sp, int V, int slots_per_thread,
     // Threads per row: enough for KILN_ROWS_SLOTS slots each (more slots
     // per thread: more bytes in flight per thread, more registers), at
     // least a warp, at most 512 (256 with 4 slots each).
-    const int64_t want = std::min(KILN_ROWS_SLOTS, slots_per_thread);
+    // Few rows (a small call) are latency-bound: spread each over more
+    // threads.
+    const int64_t want = sp.rows < 2 * sms
+                             ? 1
+                             : std::min(KILN_ROWS_SLOTS, slots_per_thread);
     int64_t t = 32;
     while (t * want < slots && (t < 256 || (t < 512 && slots <= most)))
       t *= 2;

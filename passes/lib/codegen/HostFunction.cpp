@@ -71,7 +71,7 @@ struct Emitter {
       const sched::Kernel &k = v.plan.kernels[ki];
       std::vector<std::string> paths = {"vec", "s32", "s64"};
       if (k.kind == sched::Kernel::Kind::Reduction) {
-        paths = {"loop", "split"};
+        paths = {"loop", "split", "combine"};
         for (int slots = 1; slots <= register_slots(v.graph, k); slots *= 2)
           paths.push_back("rows" + std::to_string(slots));
       }
@@ -384,12 +384,22 @@ struct Emitter {
          << "        char *partials = scratch.data<char>();\n"
          << "        void *args[] = {&" << sp << ", &st" << n << ptr_args
          << ", &partials};\n"
-         << "        for (int pass = 0; pass < " << launches << "; ++pass) {\n"
-         << "          " << sp << ".pass = pass;\n"
-         << "          kiln::rt::launch(" << name("split")
-         << "_ref, dev, {grid}, {block}, args);\n"
-         << "        }\n"
-         << "        break;\n      }\n      }\n";
+         ;
+      // Each pass over all blocks; after a pass with reductions, a block
+      // per row combines their partials for the next.
+      for (int p = 0; p < k.passes; ++p) {
+        os << "        " << sp << ".pass = " << p << ";\n"
+           << "        kiln::rt::launch(" << name("split")
+           << "_ref, dev, {grid}, {block}, args);\n";
+        bool reduces = false;
+        for (NodeId r : k.reductions)
+          reduces |= k.phase[r] - 1 == p;
+        if (reduces)
+          os << "        " << sp << ".pass = " << p + 1 << ";\n"
+             << "        kiln::rt::launch(" << name("combine") << "_ref, dev, {unsigned("
+             << sp << ".rows)}, {256}, args);\n";
+      }
+      os << "        break;\n      }\n      }\n";
       os << "    } else {\n";
     } else {
       os << "    {\n";

@@ -551,8 +551,14 @@ struct Red {
          << ") * sp.rows * sp.splits + 15) & ~size_t(15);\n";
   }
 
+  // Split mode: few long rows, each split over many blocks. Pass p is a
+  // launch of the split kernel over all blocks, each accumulating its
+  // tiles into one partial per reduction; then a launch of the combine
+  // kernel, a block per row, folds the partials (in a fixed order: the
+  // result does not depend on timing) into the first slot, where every
+  // block of the next pass reads one value.
   void cuda_split(llvm::raw_ostream &os) const {
-    os << header("few long rows, one launch per pass over row chunks");
+    os << header("few long rows: one launch per pass over the row's tiles");
     os << kernel_open(name("split"), true);
     os << "  const int tpr = blockDim.x, lane = threadIdx.x;\n"
        << "  const int64_t row = blockIdx.x / sp.splits, split = blockIdx.x % "
@@ -561,40 +567,67 @@ struct Red {
     row_setup(os, ind);
     prologue(os, ind);
     partial_pointers(os, ind);
-    for (int launch = 0; launch <= last_launch(); ++launch) {
+    auto no_store = [](size_t, const std::string &) { return std::string(); };
+    for (int launch = 0; launch < k.passes; ++launch) {
       os << ind << "if (sp.pass == " << launch << ") {\n";
       std::string in2 = ind + "  ";
-      for (int q = 0; q < launch && q < k.passes; ++q) {
-        os << in2 << "// the reductions of pass " << q << ", from the partials\n";
-        declare_accumulators(os, q, in2);
+      for (int q = 0; q < launch; ++q) {
+        os << in2 << "// the reductions of pass " << q << ", combined\n";
         for (NodeId r : reductions_in(q))
-          os << in2 << "for (int64_t s = lane; s < sp.splits; s += tpr)\n"
-             << in2 << "  " << combine(r, acc(r), "part" + std::to_string(r) +
-                                                   "[row * sp.splits + s]")
-             << "\n";
-        row_reduce(os, q, in2);
-        // A reduced output is written once, by the first launch that has it.
-        auto store_reduced = [&](size_t j, const std::string &v) {
-          return "if (split == 0 && lane == 0)\n" + in2 + "  out" +
-                 std::to_string(j) + "[b" + std::to_string(j) + "] = " + v + ";";
-        };
-        epilogue(os, q, store_reduced, in2, q + 1 == launch);
+          os << in2 << "const " << acc_type(r) << " " << acc(r) << " = part" << r
+             << "[row * sp.splits];\n";
+        epilogue(os, q, no_store, in2, false);
       }
-      if (launch < k.passes) {
-        os << in2 << "// pass " << launch << " over this block's chunk\n";
-        declare_accumulators(os, launch, in2);
-        // The row in tiles of tpr slots, dealt round-robin to the blocks:
-        // blocks running at the same time read neighbouring tiles.
-        os << in2 << "for (int64_t e = (split * tpr + lane) * int64_t(V); e < R; "
-                     "e += int64_t(sp.splits) * tpr * V) {\n";
-        cuda_slot(os, launch, "R", in2 + "  ");
-        os << in2 << "}\n";
-        row_reduce(os, launch, in2);
-        for (NodeId r : reductions_in(launch))
-          os << in2 << "if (lane == 0)\n"
-             << in2 << "  part" << r << "[row * sp.splits + split] = " << acc(r)
-             << ";\n";
+      os << in2 << "// pass " << launch << " over this block's tiles\n";
+      declare_accumulators(os, launch, in2);
+      // The row in tiles of tpr slots, dealt round-robin to the blocks:
+      // blocks running at the same time read neighbouring tiles.
+      os << in2 << "for (int64_t e = (split * tpr + lane) * int64_t(V); e < R; "
+                   "e += int64_t(sp.splits) * tpr * V) {\n";
+      cuda_slot(os, launch, "R", in2 + "  ");
+      os << in2 << "}\n";
+      row_reduce(os, launch, in2);
+      for (NodeId r : reductions_in(launch))
+        os << in2 << "if (lane == 0)\n"
+           << in2 << "  part" << r << "[row * sp.splits + split] = " << acc(r)
+           << ";\n";
+      os << ind << "}\n";
+    }
+    os << "}\n\n";
+
+    os << header("few long rows: combines a pass's partials, a block per row");
+    os << kernel_open(name("combine"), true);
+    os << "  const int tpr = blockDim.x, lane = threadIdx.x;\n"
+       << "  const int64_t row = blockIdx.x;\n";
+    row_setup(os, ind);
+    prologue(os, ind);
+    partial_pointers(os, ind);
+    auto store_reduced = [&](size_t j, const std::string &v) {
+      return "if (lane == 0)\n    out" + std::to_string(j) + "[b" +
+             std::to_string(j) + "] = " + v + ";";
+    };
+    for (int q = 0; q < k.passes; ++q) {
+      if (reductions_in(q).empty())
+        continue;
+      os << ind << "if (sp.pass == " << q + 1 << ") {\n";
+      std::string in2 = ind + "  ";
+      for (int e = 0; e < q; ++e) {
+        for (NodeId r : reductions_in(e))
+          os << in2 << "const " << acc_type(r) << " " << acc(r) << " = part" << r
+             << "[row * sp.splits];\n";
+        epilogue(os, e, no_store, in2, false);
       }
+      declare_accumulators(os, q, in2);
+      for (NodeId r : reductions_in(q))
+        os << in2 << "for (int64_t s = lane; s < sp.splits; s += tpr)\n"
+           << in2 << "  " << combine(r, acc(r), "part" + std::to_string(r) +
+                                                 "[row * sp.splits + s]")
+           << "\n";
+      row_reduce(os, q, in2);
+      for (NodeId r : reductions_in(q))
+        os << in2 << "if (lane == 0)\n"
+           << in2 << "  part" << r << "[row * sp.splits] = " << acc(r) << ";\n";
+      epilogue(os, q, store_reduced, in2, true);
       os << ind << "}\n";
     }
     os << "}\n\n";
@@ -743,7 +776,8 @@ void emit_cuda_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
   red.cuda_split(os);
   for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
     names.push_back(red.name("rows") + std::to_string(slots));
-  names.insert(names.end(), {red.name("loop"), red.name("split")});
+  names.insert(names.end(),
+               {red.name("loop"), red.name("split"), red.name("combine")});
 }
 
 void emit_cpu_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,

@@ -1,0 +1,192 @@
+// Kiln's side of the benchmark: each workload eager (the original bodies,
+// kiln::set_compiled_enabled(false)) and compiled, timed with CUDA events
+// (median of many calls after warm-up), on fresh random inputs, checked
+// against each other, with the compiled path proven to run (kiln::stats).
+// Prints one JSON object per line; bench/report.py makes the table.
+//
+//   kiln_bench [--device cuda|cpu] [--quick] [--reps N] [--only NAME]
+//   kiln_bench --first-call [--eager]   (one call in a fresh process)
+#include "workloads.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+
+namespace {
+
+struct Options {
+  kiln::Device dev = kiln::cuda_available() ? kiln::Device::cuda(0)
+                                            : kiln::Device::cpu();
+  bool quick = false;
+  int reps = 50;
+  std::string only; // run only workloads whose name contains this
+};
+
+// Max |a - b| relative to max |b|, in float64 on the host.
+double rel_diff(const Tensor &a, const Tensor &b) {
+  double num = kiln::max_abs_diff(a, b);
+  double den = kiln::max_abs_diff(b, kiln::zeros(b.sizes(), b.dtype(), b.device()));
+  return den > 0 ? num / den : num;
+}
+
+struct Workload {
+  const char *name;
+  const char *shape;
+  double bytes;     // fewest bytes a call must move (inputs read once, output written once)
+  double bytes_alg; // bytes the algorithm must move when more (0: same)
+  double tol;       // compiled vs eager, relative
+  std::function<Tensor()> call;
+};
+
+void run(const Options &o, const Workload &w) {
+  if (!o.only.empty() && std::string(w.name).find(o.only) == std::string::npos)
+    return;
+  std::printf("{\"workload\": \"%s\", \"shape\": \"%s\", \"device\": \"%s\", "
+              "\"bytes\": %.0f, \"bytes_alg\": %.0f",
+              w.name, w.shape, o.dev.str().c_str(), w.bytes, w.bytes_alg);
+  try {
+    kiln::set_compiled_enabled(false);
+    Tensor eager = w.call();
+    double eager_ms =
+        kiln::median(kiln::time_calls(o.dev, [&] { w.call(); }, 3, o.reps));
+    kiln::set_compiled_enabled(true);
+    kiln::reset_stats();
+    Tensor compiled = w.call();
+    kiln::synchronize(o.dev);
+    kiln::Stats st = kiln::stats();
+    bool ran = st.compiled_calls == 1;
+    double diff = rel_diff(compiled, eager);
+    std::printf(", \"eager_ms\": %.6f", eager_ms);
+    if (ran) {
+      double ms =
+          kiln::median(kiln::time_calls(o.dev, [&] { w.call(); }, 3, o.reps));
+      std::printf(", \"compiled_ms\": %.6f, \"kernels_per_call\": %llu",
+                  ms, (unsigned long long)st.kernel_launches);
+    } else {
+      std::printf(", \"compiled\": \"unsupported\"");
+    }
+    std::printf(", \"rel_diff\": %.3g, \"ok\": %s}\n", diff,
+                !ran || diff <= w.tol ? "true" : "false");
+  } catch (const std::exception &e) {
+    std::printf(", \"error\": \"%s\"}\n", e.what());
+  }
+  std::fflush(stdout);
+}
+
+// Small calls: microseconds per call over long runs of back-to-back calls.
+void run_small(const Options &o, const char *name, const char *shape,
+               const std::function<Tensor()> &call) {
+  if (!o.only.empty() && std::string(name).find(o.only) == std::string::npos)
+    return;
+  std::printf("{\"workload\": \"%s\", \"shape\": \"%s\", \"device\": \"%s\", "
+              "\"small\": true",
+              name, shape, o.dev.str().c_str());
+  kiln::set_compiled_enabled(false);
+  double eager = kiln::median(kiln::time_calls(o.dev, [&] { call(); }, 100,
+                                               o.reps, 200)) * 1e3;
+  kiln::set_compiled_enabled(true);
+  kiln::reset_stats();
+  call();
+  bool ran = kiln::stats().compiled_calls == 1;
+  std::printf(", \"eager_us\": %.3f", eager);
+  if (ran) {
+    double us = kiln::median(kiln::time_calls(o.dev, [&] { call(); }, 100,
+                                              o.reps, 200)) * 1e3;
+    std::printf(", \"compiled_us\": %.3f", us);
+  } else {
+    std::printf(", \"compiled\": \"unsupported\"");
+  }
+  std::printf("}\n");
+  std::fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  bool first_call = false, eager = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick"))
+      o.quick = true, o.reps = 3;
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+      o.reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--device") && i + 1 < argc)
+      o.dev = !std::strcmp(argv[++i], "cpu") ? kiln::Device::cpu()
+                                             : kiln::Device::cuda(0);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      o.only = argv[++i];
+    else if (!std::strcmp(argv[i], "--first-call"))
+      first_call = true;
+    else if (!std::strcmp(argv[i], "--eager"))
+      eager = true;
+  }
+  if (first_call) {
+    // Process start to the first result of sin(x) + cos(y) on 2^20 floats.
+    kiln::set_compiled_enabled(!eager);
+    Tensor x = kiln::randn({1 << 20}, kiln::f32, o.dev);
+    Tensor y = kiln::randn({1 << 20}, kiln::f32, o.dev);
+    Tensor r = sin_plus_cos(x, y);
+    kiln::synchronize(o.dev);
+    std::printf("{\"first_call\": \"%s\", \"compiled_calls\": %llu}\n",
+                eager ? "eager" : "compiled",
+                (unsigned long long)kiln::stats().compiled_calls);
+    return 0;
+  }
+
+  const int64_t n = o.quick ? (1 << 16) : (int64_t(1) << 26);
+  const kiln::Device d = o.dev;
+  Tensor x = kiln::randn({n}, kiln::f32, d), y = kiln::randn({n}, kiln::f32, d);
+  Tensor xs = kiln::randn({n}, kiln::f32, d).to(kiln::f32);
+  const double fn = double(n);
+
+  std::printf("{\"bandwidth\": %.6g, \"device\": \"%s\"}\n",
+              kiln::copy_bandwidth(d, o.quick ? (1 << 22) : (size_t(1) << 30)),
+              d.str().c_str());
+  char s1[64];
+  std::snprintf(s1, sizeof s1, "%lld f32", (long long)n);
+  run(o, {"sin(x)+cos(y)", s1, 12 * fn, 0, 1e-6, [&] { return sin_plus_cos(x, y); }});
+  run(o, {"sin^2x+cos^2x", s1, 8 * fn, 0, 1e-6, [&] { return sin2_cos2(x); }});
+  run(o, {"seed (c+x)(c-x)", s1, 12 * fn, 0, 1e-6, [&] { return seed_model(y, x); }});
+  run(o, {"tanh-GELU", s1, 8 * fn, 0, 1e-6, [&] { return gelu_tanh(x); }});
+  run(o, {"3x: x=sin x+cos x", s1, 8 * fn, 0, 1e-6, [&] { return sin_cos_loop(x); }});
+  // A value that depends on every element gates every output: x is read
+  // twice (the second time after the sum), so 12 B/element is the floor
+  // of any algorithm; 8 B/element would need all of x on chip.
+  run(o, {"where(sum(x)>t,2x,x)", s1, 8 * fn, 12 * fn, 1e-6,
+          [&] { return where_sum(xs, 0.0); }});
+
+  const int64_t srows = o.quick ? 64 : 32768, scols = 1024;
+  Tensor sx = kiln::randn({srows, scols}, kiln::f32, d);
+  char s2[64];
+  std::snprintf(s2, sizeof s2, "%lldx%lld f32", (long long)srows, (long long)scols);
+  run(o, {"softmax", s2, 8.0 * srows * scols, 0, 1e-5,
+          [&] { return softmax_rows(sx); }});
+
+  const int64_t lrows = o.quick ? 64 : 16384, lcols = 4096;
+  Tensor lx = kiln::randn({lrows, lcols}, kiln::f32, d);
+  Tensor lw = kiln::randn({lcols}, kiln::f32, d), lb = kiln::randn({lcols}, kiln::f32, d);
+  char s3[64];
+  std::snprintf(s3, sizeof s3, "%lldx%lld f32", (long long)lrows, (long long)lcols);
+  run(o, {"layer norm", s3, 8.0 * lrows * lcols, 0, 1e-5,
+          [&] { return layer_norm_rows(lx, lw, lb); }});
+
+  Tensor rx = lx.to(kiln::bf16), rw = lw.to(kiln::bf16);
+  char s4[64];
+  std::snprintf(s4, sizeof s4, "%lldx%lld bf16", (long long)lrows, (long long)lcols);
+  // bf16: compiled keeps f32 between steps, eager rounds each op's result
+  // to bf16 (one bf16 ulp apart at most).
+  run(o, {"RMS norm", s4, 4.0 * lrows * lcols, 0, 1e-2,
+          [&] { return rms_norm_rows(rx, rw); }});
+
+  Tensor tx = kiln::randn({4096}, kiln::f32, d), ty = kiln::randn({4096}, kiln::f32, d);
+  run_small(o, "small sin+cos", "4096 f32", [&] { return sin_plus_cos(tx, ty); });
+  Tensor gx = kiln::randn({32, 1024}, kiln::f32, d);
+  Tensor gw = kiln::randn({1024}, kiln::f32, d), gb = kiln::randn({1024}, kiln::f32, d);
+  run_small(o, "small layer norm+GELU", "32x1024 f32",
+            [&] { return layer_norm_gelu(gx, gw, gb); });
+  if (d.is_cuda())
+    std::printf("{\"bare_launch_us\": %.3f}\n", kiln::bare_launch_us(d));
+  return 0;
+}

@@ -1,0 +1,116 @@
+"""Makes the benchmark table from the JSON lines of kiln_bench,
+torch_bench.py and first_call.py (and build_cost.json): each column's
+median time and its ratio to the hardware floor (fewest bytes over the copy
+bandwidth measured in the same run). Rows Kiln cannot compile say
+"unsupported"; no number is invented.
+
+    python3 report.py <folder with kiln.jsonl torch.jsonl ...> --out results.md
+"""
+import argparse
+import json
+import os
+
+
+def load(path):
+    rows = []
+    if os.path.exists(path):
+        for line in open(path):
+            line = line.strip()
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+    return rows
+
+
+def fmt_ms(ms, floor):
+    if ms is None:
+        return "—"
+    return f"{ms:.3f} ({100 * floor / ms:.0f}%)" if floor else f"{ms:.3f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folder")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    kiln = load(os.path.join(a.folder, "kiln.jsonl"))
+    torch = {r["workload"]: r for r in load(os.path.join(a.folder, "torch.jsonl"))}
+    first = {r["first_call"]: r for r in load(os.path.join(a.folder, "first_call.jsonl"))}
+    gpu = open(os.path.join(a.folder, "gpu.txt")).read().strip() if os.path.exists(
+        os.path.join(a.folder, "gpu.txt")) else "?"
+    bw = next((r["bandwidth"] for r in kiln if "bandwidth" in r), None)
+    bare = next((r["bare_launch_us"] for r in kiln if "bare_launch_us" in r), None)
+
+    lines = [f"GPU: {gpu}", "",
+             f"Copy bandwidth (device-to-device, read + write, measured in this run): "
+             f"{bw / 1e12:.2f} TB/s" if bw else "Copy bandwidth: not measured", ""]
+    lines += ["Median milliseconds per call (CUDA events, after warm-up, fresh random "
+              "inputs); in parentheses the share of the floor reached (floor / time). "
+              "Floor = fewest bytes a call must move / copy bandwidth.", "",
+              "| workload | shape | floor ms | Kiln eager | Kiln compiled | PyTorch eager "
+              "| torch.compile | Kiln vs torch.compile | check |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in kiln:
+        if "workload" not in r or r.get("small"):
+            continue
+        t = torch.get(r["workload"], {})
+        nbytes = r.get("bytes_alg") or r["bytes"]
+        floor = nbytes / bw * 1e3 if bw else None
+        kc = r.get("compiled_ms")
+        tc = t.get("compiled_ms")
+        comp = fmt_ms(kc, floor) if kc is not None else "unsupported"
+        vs = f"{tc / kc:.2f}x" if kc and tc else "—"
+        note = ("ok" if r.get("ok") else "MISMATCH") + (
+            f", {r.get('kernels_per_call')} launch" + ("es" if r.get("kernels_per_call", 1) > 1 else "")
+            if kc is not None else "")
+        if r.get("error"):
+            note = "error: " + r["error"]
+        floor_txt = f"{floor:.3f}" if floor else "?"
+        if r.get("bytes_alg"):
+            floor_txt += f" ({r['bytes_alg'] / r['bytes'] * 8:.0f} B/elem: two reads)"
+        lines.append(f"| {r['workload']} | {r['shape']} | {floor_txt} | "
+                     f"{fmt_ms(r.get('eager_ms'), floor)} | {comp} | "
+                     f"{fmt_ms(t.get('eager_ms'), floor)} | {fmt_ms(tc, floor)} | {vs} | {note} |")
+    lines += ["", "Small calls: microseconds per call over runs of 200 back-to-back calls "
+              f"(bare kernel launch, back to back: {bare:.2f} µs)." if bare else "", "",
+              "| workload | shape | Kiln eager µs | Kiln compiled µs | PyTorch eager µs | torch.compile µs |",
+              "|---|---|---|---|---|---|"]
+    for r in kiln:
+        if not r.get("small"):
+            continue
+        t = torch.get(r["workload"], {})
+        f = lambda v: f"{v:.2f}" if isinstance(v, (int, float)) else "—"
+        comp = f(r.get("compiled_us")) if "compiled_us" in r else "unsupported"
+        lines.append(f"| {r['workload']} | {r['shape']} | {f(r.get('eager_us'))} | {comp} | "
+                     f"{f(t.get('eager_us'))} | {f(t.get('compiled_us'))} |")
+    if first:
+        lines += ["", "First call in a fresh process (wall seconds from process start to the "
+                  "first result of sin(x)+cos(y) on 2^20 floats, median of 5; compiled minus eager "
+                  "is the cost of compiling at run time):", "",
+                  "| | compiled | eager | compiled − eager |", "|---|---|---|---|"]
+        for k, label in [("kiln", "Kiln (ahead of time)"), ("torch", "torch.compile, empty caches")]:
+            r = first.get(k)
+            if r:
+                lines.append(f"| {label} | {r['compiled_s']:.3f} | {r['eager_s']:.3f} | "
+                             f"{r['compiled_s'] - r['eager_s']:+.3f} |")
+        r = first.get("torch")
+        if r and "compiled_warm_cache_s" in r:
+            lines.append(f"| torch.compile, warm caches | {r['compiled_warm_cache_s']:.3f} | "
+                         f"{r['eager_s']:.3f} | {r['compiled_warm_cache_s'] - r['eager_s']:+.3f} |")
+    bc_path = os.path.join(a.folder, "build_cost.json")
+    if os.path.exists(bc_path):
+        bc = json.load(open(bc_path))
+        lines += ["", f"Build cost (seconds to compile each example with clang++-19 -O2 -c, "
+                  f"median of 3, on the build machine: {bc['machine']}):", "",
+                  "| example | no plugin | plugin, cold caches | plugin, warm caches |",
+                  "|---|---|---|---|"]
+        for r in bc["rows"]:
+            lines.append(f"| {r['example']} | {r['plain_s']:.2f} | {r['plugin_cold_s']:.2f} | "
+                         f"{r['plugin_warm_s']:.2f} |")
+    text = "\n".join(lines) + "\n"
+    if a.out:
+        open(a.out, "w").write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

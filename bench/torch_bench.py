@@ -1,0 +1,158 @@
+"""PyTorch's side of the benchmark: the same workloads, shapes and dtypes
+as bench/kiln_bench.cpp, in PyTorch eager and torch.compile, timed the same
+way (CUDA events around each call, median of many calls after warm-up).
+Prints one JSON object per line; bench/report.py makes the table.
+
+    python3 torch_bench.py [--reps N]
+    python3 torch_bench.py --first-call [--eager]
+"""
+import argparse
+import json
+import math
+import sys
+import time
+
+T0 = time.perf_counter()
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+def sin_plus_cos(x, y):
+    return torch.sin(x) + torch.cos(y)
+
+
+def sin2_cos2(x):
+    return torch.sin(x) ** 2 + torch.cos(x) ** 2
+
+
+def seed_model(c, x):
+    return (c + x) * (c - x)
+
+
+def gelu_tanh(x):
+    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1.0 + torch.tanh(inner))
+
+
+def sin_cos_loop(x):
+    for _ in range(3):
+        x = torch.sin(x) + torch.cos(x)
+    return x
+
+
+def where_sum(x, t: float):
+    return torch.where(x.sum() > t, x * 2, x)
+
+
+def softmax_rows(x):
+    return torch.softmax(x, -1)
+
+
+def layer_norm_rows(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+
+def rms_norm_rows(x, w):
+    return F.rms_norm(x, (x.shape[-1],), w, 1e-6)
+
+
+def layer_norm_gelu(x, w, b):
+    return F.gelu(F.layer_norm(x, (x.shape[-1],), w, b, 1e-5), approximate="tanh")
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2]
+
+
+def time_calls(fn, warmup, reps, calls=1):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(reps):
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        stop.synchronize()
+        out.append(start.elapsed_time(stop) / calls)
+    return out
+
+
+def rel_diff(a, b):
+    a, b = a.double(), b.double()
+    den = b.abs().max().item()
+    num = (a - b).abs().max().item()
+    return num / den if den > 0 else num
+
+
+def run(name, fn, args, reps):
+    rec = {"workload": name, "impl": "torch"}
+    try:
+        eager = fn(*args)
+        rec["eager_ms"] = median(time_calls(lambda: fn(*args), 3, reps))
+        compiled_fn = torch.compile(fn)
+        out = compiled_fn(*args)
+        rec["compile_rel_diff"] = rel_diff(out, eager)
+        rec["compiled_ms"] = median(time_calls(lambda: compiled_fn(*args), 3, reps))
+    except Exception as e:  # report, never invent a number
+        rec["error"] = f"{type(e).__name__}: {e}"[:300]
+    print(json.dumps(rec), flush=True)
+
+
+def run_small(name, fn, args, reps):
+    rec = {"workload": name, "impl": "torch", "small": True}
+    try:
+        rec["eager_us"] = median(time_calls(lambda: fn(*args), 100, reps, 200)) * 1e3
+        compiled_fn = torch.compile(fn)
+        compiled_fn(*args)
+        rec["compiled_us"] = median(time_calls(lambda: compiled_fn(*args), 100, reps, 200)) * 1e3
+    except Exception as e:
+        rec["error"] = f"{type(e).__name__}: {e}"[:300]
+    print(json.dumps(rec), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--first-call", action="store_true")
+    ap.add_argument("--eager", action="store_true")
+    a = ap.parse_args()
+    dev = "cuda"
+    if a.first_call:
+        # Process start to the first result of sin(x) + cos(y) on 2^20 floats.
+        x = torch.randn(1 << 20, device=dev)
+        y = torch.randn(1 << 20, device=dev)
+        f = sin_plus_cos if a.eager else torch.compile(sin_plus_cos)
+        f(x, y)
+        torch.cuda.synchronize()
+        print(json.dumps({"first_call": "eager" if a.eager else "compiled",
+                          "in_process_s": time.perf_counter() - T0}))
+        return
+    torch.manual_seed(0)
+    n = 1 << 26
+    x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
+    reps = a.reps
+    run("sin(x)+cos(y)", sin_plus_cos, (x, y), reps)
+    run("sin^2x+cos^2x", sin2_cos2, (x,), reps)
+    run("seed (c+x)(c-x)", seed_model, (y, x), reps)
+    run("tanh-GELU", gelu_tanh, (x,), reps)
+    run("3x: x=sin x+cos x", sin_cos_loop, (x,), reps)
+    run("where(sum(x)>t,2x,x)", where_sum, (x, 0.0), reps)
+    sx = torch.randn(32768, 1024, device=dev)
+    run("softmax", softmax_rows, (sx,), reps)
+    lx = torch.randn(16384, 4096, device=dev)
+    lw, lb = torch.randn(4096, device=dev), torch.randn(4096, device=dev)
+    run("layer norm", layer_norm_rows, (lx, lw, lb), reps)
+    run("RMS norm", rms_norm_rows, (lx.bfloat16(), lw.bfloat16()), reps)
+    tx, ty = torch.randn(4096, device=dev), torch.randn(4096, device=dev)
+    run_small("small sin+cos", sin_plus_cos, (tx, ty), reps)
+    gx = torch.randn(32, 1024, device=dev)
+    gw, gb = torch.randn(1024, device=dev), torch.randn(1024, device=dev)
+    run_small("small layer norm+GELU", layer_norm_gelu, (gx, gw, gb), reps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+// The benchmark workloads, as a Kiln user writes them. Each is a
+// [[kiln::compile]] function; built without the plugin they are eager.
+#pragma once
+
+#include <kiln/kiln.h>
+
+using kiln::Tensor;
+
+[[kiln::compile]] Tensor sin_plus_cos(const Tensor &x, const Tensor &y) {
+  return kiln::sin(x) + kiln::cos(y);
+}
+
+[[kiln::compile]] Tensor sin2_cos2(const Tensor &x) {
+  return kiln::pow(kiln::sin(x), 2) + kiln::pow(kiln::cos(x), 2);
+}
+
+[[kiln::compile]] Tensor seed_model(const Tensor &c, const Tensor &x) {
+  Tensor x1 = c + x;
+  Tensor x2 = c - x;
+  return x1 * x2;
+}
+
+[[kiln::compile]] Tensor gelu_tanh(const Tensor &x) {
+  Tensor inner = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (1.0 + kiln::tanh(inner));
+}
+
+[[kiln::compile]] Tensor sin_cos_loop(Tensor x) {
+  for (int i = 0; i < 3; ++i)
+    x = kiln::sin(x) + kiln::cos(x);
+  return x;
+}
+
+[[kiln::compile]] Tensor where_sum(const Tensor &x, double t) {
+  return kiln::where(kiln::sum(x) > t, x * 2, x);
+}
+
+[[kiln::compile]] Tensor softmax_rows(const Tensor &x) {
+  return kiln::softmax(x, -1);
+}
+
+[[kiln::compile]] Tensor layer_norm_rows(const Tensor &x, const Tensor &w,
+                                         const Tensor &b) {
+  return kiln::layer_norm(x, w, b, 1e-5);
+}
+
+[[kiln::compile]] Tensor rms_norm_rows(const Tensor &x, const Tensor &w) {
+  return kiln::rms_norm(x, w, 1e-6);
+}
+
+[[kiln::compile]] Tensor layer_norm_gelu(const Tensor &x, const Tensor &w,
+                                         const Tensor &b) {
+  return kiln::gelu(kiln::layer_norm(x, w, b, 1e-5), "tanh");
+}

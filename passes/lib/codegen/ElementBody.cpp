@@ -158,7 +158,38 @@ std::string element_body(const ir::Graph &g, const sched::Kernel &k,
   }
   for (auto [i, sc] : llvm::enumerate(k.scalars))
     expr[sc] = access.scalar(int(i));
+  // sin(a) and cos(a) of the same value become one kiln::scalar::sincos
+  // call, at the first of the two (both need only a).
+  llvm::DenseMap<NodeId, NodeId> sin_of, cos_of, partner;
   for (NodeId id : k.nodes) {
+    const ir::Node &n = g.node(id);
+    if (n.op == Op::Sin)
+      sin_of.try_emplace(n.operands[0], id);
+    else if (n.op == Op::Cos)
+      cos_of.try_emplace(n.operands[0], id);
+  }
+  for (auto [arg, s] : sin_of)
+    if (NodeId c = cos_of.lookup(arg); cos_of.count(arg)) {
+      partner[s] = c;
+      partner[c] = s;
+    }
+  for (NodeId id : k.nodes) {
+    if (expr.count(id))
+      continue; // computed with its sincos partner
+    if (auto it = partner.find(id); it != partner.end()) {
+      const ir::Node &n = g.node(id);
+      NodeId s = n.op == Op::Sin ? id : it->second;
+      NodeId c = n.op == Op::Sin ? it->second : id;
+      const char *ct = value_type(g.node(s));
+      os << indent << ct << " " << var(s) << ", " << var(c) << ";\n"
+         << indent << "kiln::scalar::sincos("
+         << operand_expr(g, n.operands[0], ct, expr) << ", " << var(s) << ", "
+         << var(c) << "); // " << describe_node(g, g.node(s)) << "; "
+         << describe_node(g, g.node(c)) << "\n";
+      expr[s] = var(s);
+      expr[c] = var(c);
+      continue;
+    }
     emit_pointwise_node(os, g, id, expr, indent);
     expr[id] = var(id);
   }

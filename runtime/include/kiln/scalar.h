@@ -143,6 +143,27 @@ KILN_UNARY_MATH(sqrt, sqrtf, sqrt)
 KILN_UNARY_MATH(erf, erff, erf)
 #undef KILN_UNARY_MATH
 
+// sin(a) and cos(a) of one value, as op_sin and op_cos give them: on the GPU
+// one sincosf shares the argument reduction (CUDA's sincosf returns exactly
+// sinf's and cosf's results; nvcc does not merge the two calls itself).
+// Fused code calls this when a kernel needs both.
+KILN_HD inline void sincos(float a, float &s, float &c) {
+#if defined(__CUDA_ARCH__)
+  ::sincosf(a, &s, &c);
+#else
+  s = ::sinf(a);
+  c = ::cosf(a);
+#endif
+}
+KILN_HD inline void sincos(double a, double &s, double &c) {
+#if defined(__CUDA_ARCH__)
+  ::sincos(a, &s, &c);
+#else
+  s = ::sin(a);
+  c = ::cos(a);
+#endif
+}
+
 KILN_HD inline float rsqrt(float a) {
 #if defined(__CUDA_ARCH__)
   return ::rsqrtf(a);

@@ -8,11 +8,13 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/kiln-config.in
                FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE
                                 GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 
+# The installed one finds the prefix from its own path, so an install
+# moved elsewhere (or made with cmake --install --prefix) still works.
 include(GNUInstallDirs)
-set(KILN_CONFIG_PREFIX ${CMAKE_INSTALL_PREFIX})
-set(KILN_CONFIG_INCLUDEDIR ${CMAKE_INSTALL_FULL_INCLUDEDIR})
-set(KILN_CONFIG_LIBDIR ${CMAKE_INSTALL_FULL_LIBDIR})
-set(KILN_CONFIG_PLUGIN ${CMAKE_INSTALL_FULL_LIBDIR}/libkiln.so)
+set(KILN_CONFIG_PREFIX [=[$(cd "$(dirname "$0")/.." && pwd)]=])
+set(KILN_CONFIG_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+set(KILN_CONFIG_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+set(KILN_CONFIG_PLUGIN "\${prefix}/${CMAKE_INSTALL_LIBDIR}/libkiln.so")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/kiln-config.in
                ${CMAKE_CURRENT_BINARY_DIR}/kiln-config.install @ONLY)
 install(PROGRAMS ${CMAKE_CURRENT_BINARY_DIR}/kiln-config.install

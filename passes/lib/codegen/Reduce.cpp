@@ -758,7 +758,8 @@ struct Red {
 int register_slots(const ir::Graph &g, const sched::Kernel &k) {
   // Up to 16 elements of each input per thread (4 slots of f32, 2 of
   // bf16): 32 (8 slots of f32, a 1024-wide row per warp) measured slower
-  // on an H200 (bench/experiments/NOTES.md).
+  // for softmax on an H200 (an earlier session; see also the row-kernel
+  // experiments in bench/results/2026-11-21-h200.md).
   return std::clamp(16 / vector_width(g, k), 2, 4);
 }
 

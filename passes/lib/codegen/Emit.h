@@ -9,6 +9,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <functional>
+#include <set>
 #include <string>
 
 namespace kiln::codegen {
@@ -94,6 +95,19 @@ struct Variant {
   ir::Graph graph;
   sched::KernelPlan plan;
 };
+
+// The user's name of argument `arg`, quoted ('x'), else "argument N": how
+// guard messages (host code and explain.json alike) name arguments.
+std::string arg_name(const ir::Graph &g, int arg);
+// Kernel k's tensor inputs, as arg_name names them, comma-separated.
+std::string input_names(const ir::Graph &g, const sched::Kernel &k);
+// The argument whose dtype picks the variant: the first tensor argument
+// that has the variant's dtype (a `where` condition is b8 in every variant).
+ir::NodeId dispatch_arg(const Variant &v);
+// The tensor arguments and reduced values a full value of reduction kernel
+// k is computed from (through full pointwise nodes).
+void full_leaves(const sched::Kernel &k, const ir::Graph &g, ir::NodeId id,
+                 std::set<ir::NodeId> &inputs, bool &reduced);
 
 // The fast-path function (and its per-variant helpers) for `spec`.
 std::string emit_host_function(const FunctionSpec &spec,

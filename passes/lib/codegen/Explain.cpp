@@ -51,52 +51,6 @@ std::vector<KernelInfo> kernel_infos(const FunctionSpec &spec,
 
 namespace {
 
-// The user's name of argument `arg`, quoted, as the host code's messages
-// write it.
-std::string arg_name(const ir::Graph &g, int arg) {
-  for (NodeId id : g.args())
-    if (g.node(id).arg_index == arg && !g.node(id).name.empty())
-      return "'" + g.node(id).name + "'";
-  return "argument " + std::to_string(arg + 1);
-}
-
-// The tensor argument whose dtype picks the variant (as the host code
-// picks it).
-NodeId dispatch_arg(const Variant &v) {
-  for (NodeId id : v.graph.args())
-    if (v.graph.node(id).op == Op::Input &&
-        v.graph.node(id).type.dtype == v.dtype)
-      return id;
-  for (NodeId id : v.graph.args())
-    if (v.graph.node(id).op == Op::Input)
-      return id;
-  return -1;
-}
-
-std::string input_names(const ir::Graph &g, const sched::Kernel &k) {
-  std::string s;
-  for (auto [i, in] : llvm::enumerate(k.inputs))
-    s += (i ? ", " : "") + arg_name(g, g.node(in).arg_index);
-  return s;
-}
-
-// The tensor arguments and reduced values a full value is computed from.
-void full_leaves(const sched::Kernel &k, const ir::Graph &g, NodeId id,
-                 std::set<NodeId> &inputs, bool &reduced) {
-  const ir::Node &n = g.node(id);
-  if (n.op == Op::Input) {
-    inputs.insert(id);
-    return;
-  }
-  if (k.role[id] == sched::Role::Reduced) {
-    reduced = true;
-    return;
-  }
-  if (k.role[id] == sched::Role::Full)
-    for (NodeId o : n.operands)
-      full_leaves(k, g, o, inputs, reduced);
-}
-
 struct GuardList {
   std::vector<GuardInfo> guards;
   size_t first_variant_guard = 0;

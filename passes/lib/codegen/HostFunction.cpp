@@ -28,14 +28,6 @@ struct Emitter {
   const Options &opts;
   llvm::raw_string_ostream &os;
 
-  // The user's name of argument i, quoted, for guard messages.
-  std::string arg_name(const ir::Graph &g, int arg) const {
-    for (NodeId id : g.args())
-      if (g.node(id).arg_index == arg && !g.node(id).name.empty())
-        return "'" + g.node(id).name + "'";
-    return "argument " + std::to_string(arg + 1);
-  }
-
   std::string params() const {
     std::string s;
     for (auto [i, k] : llvm::enumerate(spec.args))
@@ -201,33 +193,13 @@ struct Emitter {
     os << "  }\n";
   }
 
-  // The tensor arguments and reduced values a full value is computed from
-  // (through full pointwise nodes).
-  void full_leaves(const sched::Kernel &k, const ir::Graph &g, NodeId id,
-                   std::set<NodeId> &inputs, bool &reduced) const {
-    const ir::Node &n = g.node(id);
-    if (n.op == Op::Input) {
-      inputs.insert(id);
-      return;
-    }
-    if (k.role[id] == sched::Role::Reduced) {
-      reduced = true;
-      return;
-    }
-    if (k.role[id] == sched::Role::Full)
-      for (NodeId o : n.operands)
-        full_leaves(k, g, o, inputs, reduced);
-  }
-
   // A reduction kernel's space: the broadcast of its inputs as [outer, R,
   // inner]; guards that every reduction reads, and every full output is,
   // a value of that whole shape (eager would broadcast otherwise).
   void reduction_space(const Variant &v, int ki, const sched::Kernel &k) {
     const ir::Graph &g = v.graph;
     std::string n = std::to_string(ki);
-    std::string names;
-    for (auto [i, in] : llvm::enumerate(k.inputs))
-      names += (i ? ", " : "") + arg_name(g, g.node(in).arg_index);
+    std::string names = input_names(g, k);
     os << "  kiln::Dims full" << n << ", keep" << n << ", drop" << n << ";\n"
        << "  if (!kiln::rt::broadcast_shapes(" << size_list(g, k) << ", full"
        << n << "))\n"
@@ -461,9 +433,7 @@ struct Emitter {
       os << "  kiln::Dims shape" << ki << ";\n";
       os << "  if (!kiln::rt::broadcast_shapes(" << size_list(g, k) << ", shape"
          << ki << "))\n";
-      std::string names;
-      for (auto [i, in] : llvm::enumerate(k.inputs))
-        names += (i ? ", " : "") + arg_name(g, g.node(in).arg_index);
+      std::string names = input_names(g, k);
       os << "    return kiln::rt::guard_failed(kFn, \"the shapes of " << names
          << " do not broadcast\");\n";
     }
@@ -484,8 +454,22 @@ struct Emitter {
   }
 };
 
-// The argument whose dtype picks the variant: the first tensor argument
-// that has the variant's dtype (a `where` condition is b8 in every variant).
+} // namespace
+
+std::string arg_name(const ir::Graph &g, int arg) {
+  for (NodeId id : g.args())
+    if (g.node(id).arg_index == arg && !g.node(id).name.empty())
+      return "'" + g.node(id).name + "'";
+  return "argument " + std::to_string(arg + 1);
+}
+
+std::string input_names(const ir::Graph &g, const sched::Kernel &k) {
+  std::string s;
+  for (auto [i, in] : llvm::enumerate(k.inputs))
+    s += (i ? ", " : "") + arg_name(g, g.node(in).arg_index);
+  return s;
+}
+
 NodeId dispatch_arg(const Variant &v) {
   for (NodeId id : v.graph.args())
     if (v.graph.node(id).op == Op::Input &&
@@ -497,7 +481,21 @@ NodeId dispatch_arg(const Variant &v) {
   return -1;
 }
 
-} // namespace
+void full_leaves(const sched::Kernel &k, const ir::Graph &g, NodeId id,
+                 std::set<NodeId> &inputs, bool &reduced) {
+  const ir::Node &n = g.node(id);
+  if (n.op == Op::Input) {
+    inputs.insert(id);
+    return;
+  }
+  if (k.role[id] == sched::Role::Reduced) {
+    reduced = true;
+    return;
+  }
+  if (k.role[id] == sched::Role::Full)
+    for (NodeId o : n.operands)
+      full_leaves(k, g, o, inputs, reduced);
+}
 
 std::string emit_host_function(const FunctionSpec &spec,
                                const std::vector<Variant> &variants,
@@ -534,15 +532,15 @@ std::string emit_host_function(const FunctionSpec &spec,
   for (NodeId id : tensors)
     os << "  if (!" << Emitter::arg_var(first.graph, id) << ".defined())\n"
        << "    return kiln::rt::guard_failed(kFn, \""
-       << e.arg_name(first.graph, first.graph.node(id).arg_index)
+       << arg_name(first.graph, first.graph.node(id).arg_index)
        << " is an undefined tensor\");\n";
   for (NodeId id : tensors)
     if (id != dispatch)
       os << "  if (" << Emitter::arg_var(first.graph, id) << ".device() != "
          << Emitter::arg_var(first.graph, dispatch) << ".device())\n"
          << "    return kiln::rt::guard_failed(kFn, \""
-         << e.arg_name(first.graph, first.graph.node(id).arg_index) << " and "
-         << e.arg_name(first.graph, first.graph.node(dispatch).arg_index)
+         << arg_name(first.graph, first.graph.node(id).arg_index) << " and "
+         << arg_name(first.graph, first.graph.node(dispatch).arg_index)
          << " are on different devices\");\n";
   os << "  switch (" << Emitter::arg_var(first.graph, dispatch) << ".dtype()) {\n";
   std::string compiled;
@@ -554,7 +552,7 @@ std::string emit_host_function(const FunctionSpec &spec,
   }
   os << "  default:\n"
      << "    return kiln::rt::guard_failed(kFn, \""
-     << e.arg_name(first.graph, first.graph.node(dispatch).arg_index)
+     << arg_name(first.graph, first.graph.node(dispatch).arg_index)
      << " has a dtype this function was not compiled for (compiled for "
      << compiled << ")\");\n";
   os << "  }\n}\n\n";

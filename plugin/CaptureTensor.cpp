@@ -68,9 +68,10 @@ static std::optional<ir::Op> op_for_callee(const FunctionDecl *callee,
   return op;
 }
 
-// Sees through what does not change the value of a tensor expression:
-// parentheses, cleanups, temporaries, no-op casts, copies and moves.
-const Expr *Capturer::skip(const Expr *e) {
+// Sees through parentheses, cleanups, temporaries, and the casts `cast_ok`
+// accepts; the wrapper-peeling shared by skip(), operand() and tuple().
+template <class CastOk>
+static const Expr *peel(const Expr *e, CastOk cast_ok) {
   while (true) {
     e = e->IgnoreParens();
     if (const auto *x = dyn_cast<ExprWithCleanups>(e))
@@ -79,20 +80,34 @@ const Expr *Capturer::skip(const Expr *e) {
       e = x->getSubExpr();
     else if (const auto *x = dyn_cast<CXXBindTemporaryExpr>(e))
       e = x->getSubExpr();
-    else if (const auto *x = dyn_cast<CastExpr>(e);
-             x && (x->getCastKind() == CK_NoOp ||
-                   x->getCastKind() == CK_ConstructorConversion ||
-                   x->getCastKind() == CK_LValueToRValue) &&
-             (isa<ImplicitCastExpr>(x) || isa<CXXFunctionalCastExpr>(x) ||
-              isa<CXXStaticCastExpr>(x) || isa<CStyleCastExpr>(x)))
+    else if (const auto *x = dyn_cast<CastExpr>(e); x && cast_ok(x))
       e = x->getSubExpr();
-    else if (const auto *x = dyn_cast<CXXConstructExpr>(e);
-             x && x->getNumArgs() == 1 &&
-             x->getConstructor()->isCopyOrMoveConstructor() &&
-             (is_kiln_tensor(x->getType()) ||
-              tensor_tuple_arity(x->getType()) ||
-              (x->getType()->getAsCXXRecordDecl() &&
-               x->getType()->getAsCXXRecordDecl()->isLambda())))
+    else
+      return e;
+  }
+}
+
+static bool value_cast(const CastExpr *x) {
+  return x->getCastKind() == CK_NoOp ||
+         x->getCastKind() == CK_ConstructorConversion ||
+         x->getCastKind() == CK_LValueToRValue;
+}
+
+// Sees through what does not change the value of a tensor expression:
+// parentheses, cleanups, temporaries, no-op casts, copies and moves.
+const Expr *Capturer::skip(const Expr *e) {
+  while (true) {
+    e = peel(e, [](const CastExpr *x) {
+      return value_cast(x) &&
+             (isa<ImplicitCastExpr>(x) || isa<CXXFunctionalCastExpr>(x) ||
+              isa<CXXStaticCastExpr>(x) || isa<CStyleCastExpr>(x));
+    });
+    if (const auto *x = dyn_cast<CXXConstructExpr>(e);
+        x && x->getNumArgs() == 1 &&
+        x->getConstructor()->isCopyOrMoveConstructor() &&
+        (is_kiln_tensor(x->getType()) || tensor_tuple_arity(x->getType()) ||
+         (x->getType()->getAsCXXRecordDecl() &&
+          x->getType()->getAsCXXRecordDecl()->isLambda())))
       e = x->getArg(0);
     else if (const auto *x = dyn_cast<CallExpr>(e); x && is_std_move(x))
       e = x->getArg(0);
@@ -422,22 +437,10 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
 // from either.
 std::optional<ir::NodeId> Capturer::operand(const Expr *e) {
   if (is_kiln_class(e->getType(), "Operand")) {
-    const Expr *x = e;
-    while (true) {
-      x = x->IgnoreParens();
-      if (const auto *y = dyn_cast<ExprWithCleanups>(x))
-        x = y->getSubExpr();
-      else if (const auto *y = dyn_cast<MaterializeTemporaryExpr>(x))
-        x = y->getSubExpr();
-      else if (const auto *y = dyn_cast<CXXBindTemporaryExpr>(x))
-        x = y->getSubExpr();
-      else if (const auto *y = dyn_cast<CastExpr>(x);
-               y && (y->getCastKind() == CK_NoOp ||
-                     y->getCastKind() == CK_ConstructorConversion))
-        x = y->getSubExpr();
-      else
-        break;
-    }
+    const Expr *x = peel(e, [](const CastExpr *y) {
+      return y->getCastKind() == CK_NoOp ||
+             y->getCastKind() == CK_ConstructorConversion;
+    });
     const auto *ce = dyn_cast<CXXConstructExpr>(x);
     if (!ce || ce->getNumArgs() != 1 ||
         ce->getConstructor()->isCopyOrMoveConstructor())
@@ -594,24 +597,9 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
 // The tensors of a pair, tuple or aggregate value being constructed (or
 // named, or returned by an inlined call).
 std::optional<Value> Capturer::tuple(const Expr *e, unsigned arity) {
-  const Expr *x = e;
-  while (true) {
-    x = x->IgnoreParens();
-    if (const auto *y = dyn_cast<ExprWithCleanups>(x))
-      x = y->getSubExpr();
-    else if (const auto *y = dyn_cast<MaterializeTemporaryExpr>(x))
-      x = y->getSubExpr();
-    else if (const auto *y = dyn_cast<CXXBindTemporaryExpr>(x))
-      x = y->getSubExpr();
-    else if (const auto *y = dyn_cast<CastExpr>(x);
-             y && (y->getCastKind() == CK_NoOp ||
-                   y->getCastKind() == CK_ConstructorConversion ||
-                   y->getCastKind() == CK_LValueToRValue) &&
-             !isa<CXXStaticCastExpr>(y))
-      x = y->getSubExpr();
-    else
-      break;
-  }
+  const Expr *x = peel(e, [](const CastExpr *y) {
+    return value_cast(y) && !isa<CXXStaticCastExpr>(y);
+  });
   llvm::SmallVector<const Expr *, 4> parts;
   if (const auto *il = dyn_cast<InitListExpr>(x)) {
     if (il->getNumInits() == 1 && !is_kiln_tensor(il->getInit(0)->getType()) &&

@@ -1,6 +1,7 @@
 #include "CompileRegions.h"
 
 #include "Capture.h"
+#include "Diag.h"
 #include "EagerBackend.h"
 #include "Rewrite.h"
 
@@ -12,34 +13,14 @@
 #include <clang/AST/Stmt.h>
 #include <clang/Sema/Sema.h>
 
-#include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <exception>
 
 using namespace clang;
 
 namespace kiln::plugin {
 namespace {
-
-// Runs `fn`, turning an exception or a crash into a message.
-template <class F> std::string guarded(F &&fn) {
-  std::string err;
-  llvm::CrashRecoveryContext crc;
-  bool finished = crc.RunSafely([&] {
-    try {
-      fn();
-    } catch (const std::exception &e) {
-      err = e.what();
-    } catch (...) {
-      err = "unknown exception";
-    }
-  });
-  if (!finished)
-    err = "crashed";
-  return err;
-}
 
 std::string tensor_header(ASTContext &ctx) {
   for (NamedDecl *nd :

@@ -5,8 +5,32 @@
 #include <clang/Basic/Diagnostic.h>
 
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Support/CrashRecoveryContext.h>
+
+#include <exception>
+#include <string>
 
 namespace kiln::plugin {
+
+// Runs `fn`, turning an exception or a crash (where clang runs with crash
+// recovery, as the driver does) into a message: a Kiln bug must not take
+// clang down. "" when `fn` finished.
+template <class F> std::string guarded(F &&fn) {
+  std::string err;
+  llvm::CrashRecoveryContext crc;
+  bool finished = crc.RunSafely([&] {
+    try {
+      fn();
+    } catch (const std::exception &e) {
+      err = e.what();
+    } catch (...) {
+      err = "unknown exception";
+    }
+  });
+  if (!finished)
+    err = "crashed";
+  return err;
+}
 
 class Diag {
 public:

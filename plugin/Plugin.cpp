@@ -35,12 +35,9 @@
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/ScopeExit.h>
 #include <llvm/ADT/StringExtras.h>
-#include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
-
-#include <exception>
 
 #ifndef KILN_RUNTIME_INCLUDE_DIR
 #define KILN_RUNTIME_INCLUDE_DIR ""
@@ -103,26 +100,6 @@ public:
       functions.push_back(fd);
   }
 };
-
-// Runs `fn`, turning an exception or a crash (where clang runs with crash
-// recovery, as the driver does) into a message: a Kiln bug must not take
-// clang down. "" when `fn` finished.
-template <class F> std::string guarded(F &&fn) {
-  std::string err;
-  llvm::CrashRecoveryContext crc;
-  bool finished = crc.RunSafely([&] {
-    try {
-      fn();
-    } catch (const std::exception &e) {
-      err = e.what();
-    } catch (...) {
-      err = "unknown exception";
-    }
-  });
-  if (!finished)
-    err = "crashed";
-  return err;
-}
 
 class KilnConsumer : public ASTConsumer {
 public:

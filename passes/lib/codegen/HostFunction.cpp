@@ -63,7 +63,9 @@ struct Emitter {
       const sched::Kernel &k = v.plan.kernels[ki];
       std::vector<std::string> paths = {"vec", "s32", "s64"};
       if (k.kind == sched::Kernel::Kind::Reduction) {
-        paths = {"loop", "split", "combine"};
+        paths = {"loop", "combine"};
+        for (int p = 0; p < k.passes; ++p)
+          paths.push_back("split" + std::to_string(p));
         for (int slots = 1; slots <= register_slots(v.graph, k); slots *= 2)
           paths.push_back("rows" + std::to_string(slots));
       }
@@ -361,7 +363,8 @@ struct Emitter {
       // per row combines their partials for the next.
       for (int p = 0; p < k.passes; ++p) {
         os << "        " << sp << ".pass = " << p << ";\n"
-           << "        kiln::rt::launch(" << name("split")
+           << "        kiln::rt::launch("
+           << name(("split" + std::to_string(p)).c_str())
            << "_ref, dev, {grid}, {block}, args);\n";
         bool reduces = false;
         for (NodeId r : k.reductions)

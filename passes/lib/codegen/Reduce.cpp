@@ -25,6 +25,18 @@ using sched::Role;
 
 namespace {
 
+// Tiles a split kernel's thread loads before it uses any in a pass that
+// only reduces (where(sum) over 2^26 f32 on an H200, hand-written kernels
+// in bench/experiments/row_variants.cu: one 0.2163 ms, four 0.2078, eight
+// 0.2070).
+constexpr int kTiles = 4;
+// Partials a combine thread loads before it combines any.
+constexpr int kCombine = 8;
+
+// How a slot's elements are read and written: decided at run time by
+// sp.vec, or known to be 16-byte vectors, or known to be element by element.
+enum class Access { Either, Vector, Scalar };
+
 struct Red {
   const ir::Graph &g;
   const sched::Kernel &k;
@@ -301,32 +313,54 @@ struct Red {
     return s;
   }
 
-  // Loads of input i for the slot starting at element e (16-byte vector
-  // when sp.vec, else element by element below `limit`).
+  // Loads of input i for the slot starting at element e: a 16-byte vector
+  // when sp.vec, else element by element below `limit` (Either: decided at
+  // run time; Vector / Scalar: the caller knows which).
   void load_slot(llvm::raw_ostream &os, const std::string &dst, size_t i,
-                 const std::string &limit, const std::string &ind) const {
+                 const std::string &limit, const std::string &ind,
+                 Access a = Access::Either) const {
     size_t J = in_op(i);
     std::string base = "b" + std::to_string(J);
-    os << ind << "if (sp.vec) {\n"
-       << ind << "  " << dst << " = kiln_vec_load<V>(" << in_ptr(i) << " + " << base
-       << " + e);\n"
-       << ind << "} else {\n"
-       << ind << "#pragma unroll\n"
+    const std::string vector = dst + " = kiln_vec_load<V>(" + in_ptr(i) +
+                               " + " + base + " + e);\n";
+    if (a == Access::Vector) {
+      os << ind << vector;
+      return;
+    }
+    if (a == Access::Either)
+      os << ind << "if (sp.vec) {\n" << ind << "  " << vector << ind
+         << "} else {\n";
+    os << ind << "#pragma unroll\n"
        << ind << "  for (int j = 0; j < V; ++j)\n"
        << ind << "    if (e + j < " << limit << ")\n"
        << ind << "      " << dst << ".v[j] = " << in_ptr(i) << "[" << base
-       << " + (e + j) * rs" << J << "];\n"
-       << ind << "}\n";
+       << " + (e + j) * rs" << J << "];\n";
+    if (a == Access::Either)
+      os << ind << "}\n";
   }
 
-  // The body of one slot of pass `pass`, elements e .. e+V-1 below `limit`.
+  // Loads slot e of each input pass `pass` reads into x<i><sub>.
+  void load_inputs(llvm::raw_ostream &os, int pass, const std::string &limit,
+                   const std::string &ind, const std::string &sub,
+                   Access a = Access::Either) const {
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      if (needed(in, pass))
+        load_slot(os, "x" + std::to_string(i) + sub, i, limit, ind, a);
+  }
+
+  // The body of one slot of pass `pass`, elements e .. e+V-1 below `limit`:
+  // loads the inputs into x<i> first, or, with `sub`, reads them from
+  // x<i><sub> where load_inputs put them.
+  // With Access::Vector the whole slot is below `limit` (sp.vec: R is a
+  // multiple of V), so the elements go unchecked.
   void cuda_slot(llvm::raw_ostream &os, int pass, const std::string &limit,
-                 const std::string &ind) const {
-    for (auto [i, in] : llvm::enumerate(k.inputs)) {
-      if (!needed(in, pass))
-        continue;
-      os << ind << "kiln_vec<" << storage(in) << ", V> x" << i << ";\n";
-      load_slot(os, "x" + std::to_string(i), i, limit, ind);
+                 const std::string &ind, const std::string &sub = "",
+                 Access a = Access::Either) const {
+    if (sub.empty()) {
+      for (auto [i, in] : llvm::enumerate(k.inputs))
+        if (needed(in, pass))
+          os << ind << "kiln_vec<" << storage(in) << ", V> x" << i << ";\n";
+      load_inputs(os, pass, limit, ind, "", a);
     }
     for (size_t j = 0; j < nout; ++j)
       if (out_full(j) && out_phase(j) == pass)
@@ -337,9 +371,10 @@ struct Red {
     os << ind << "#pragma unroll\n"
        << ind << "for (int j = 0; j < V; ++j) {\n"
        << ind << "  const int64_t r = e + j;\n"
-       << ind << "  if (r < " << limit << ") {\n";
+       << ind << "  if (" << (a == Access::Vector ? "true" : "r < " + limit)
+       << ") {\n";
     auto load = [&](size_t i) {
-      return "x" + std::to_string(i) + ".v[j]";
+      return "x" + std::to_string(i) + sub + ".v[j]";
     };
     auto store = [](size_t j, const std::string &v) {
       return "y" + std::to_string(j) + ".v[j] = " + v + ";";
@@ -349,16 +384,23 @@ struct Red {
     for (size_t j = 0; j < nout; ++j) {
       if (!out_full(j) || out_phase(j) != pass)
         continue;
-      os << ind << "if (sp.vec) {\n"
-         << ind << "  kiln_vec_store(out" << j << " + b" << j << " + e, y" << j
-         << ");\n"
-         << ind << "} else {\n"
-         << ind << "#pragma unroll\n"
+      const std::string vector = "kiln_vec_store(out" + std::to_string(j) +
+                                 " + b" + std::to_string(j) + " + e, y" +
+                                 std::to_string(j) + ");\n";
+      if (a == Access::Vector) {
+        os << ind << vector;
+        continue;
+      }
+      if (a == Access::Either)
+        os << ind << "if (sp.vec) {\n" << ind << "  " << vector << ind
+           << "} else {\n";
+      os << ind << "#pragma unroll\n"
          << ind << "  for (int j = 0; j < V; ++j)\n"
          << ind << "    if (e + j < " << limit << ")\n"
          << ind << "      out" << j << "[b" << j << " + (e + j) * rs" << j
-         << "] = y" << j << ".v[j];\n"
-         << ind << "}\n";
+         << "] = y" << j << ".v[j];\n";
+      if (a == Access::Either)
+        os << ind << "}\n";
     }
   }
 
@@ -557,20 +599,40 @@ struct Red {
   // kernel, a block per row, folds the partials (in a fixed order: the
   // result does not depend on timing) into the first slot, where every
   // block of the next pass reads one value.
+  // Does pass `pass` write a full output?
+  bool writes_full(int pass) const {
+    for (size_t j = 0; j < nout; ++j)
+      if (out_full(j) && out_phase(j) == pass)
+        return true;
+    return false;
+  }
+
   void cuda_split(llvm::raw_ostream &os) const {
-    os << header("few long rows: one launch per pass over the row's tiles");
-    os << kernel_open(name("split"), true);
-    os << "  const int tpr = blockDim.x, lane = threadIdx.x;\n"
-       << "  const int64_t row = blockIdx.x / sp.splits, split = blockIdx.x % "
-          "sp.splits;\n";
-    std::string ind = "  ";
-    row_setup(os, ind);
-    prologue(os, ind);
-    partial_pointers(os, ind);
+    // A kernel per pass (split0, split1, ...), each with only its own
+    // pass's registers: one kernel switching on sp.pass took the largest
+    // pass's (where(sum): 46 registers instead of 32, 5 blocks per
+    // multiprocessor instead of 8). Each block owns a run of neighbouring
+    // tiles of tpr slots. Passes alternate direction, so that a pass starts
+    // on the end of the row the previous pass read last, which L2 still
+    // holds (where(sum), hand-written: 0.2124 ms forward, 0.2078 mirrored).
     auto no_store = [](size_t, const std::string &) { return std::string(); };
     for (int launch = 0; launch < k.passes; ++launch) {
-      os << ind << "if (sp.pass == " << launch << ") {\n";
-      std::string in2 = ind + "  ";
+      os << header(("few long rows: pass " + std::to_string(launch) +
+                    " over the row's tiles")
+                       .c_str());
+      os << kernel_open(name(("split" + std::to_string(launch)).c_str()), true);
+      os << "  const int tpr = blockDim.x, lane = threadIdx.x;\n"
+         << "  const int64_t row = blockIdx.x / sp.splits, split = blockIdx.x % "
+            "sp.splits;\n"
+         << "  const int64_t tile = int64_t(tpr) * V, tiles = (R + tile - 1) / "
+            "tile;\n"
+         << "  const int64_t per = (tiles + sp.splits - 1) / sp.splits;\n"
+         << "  const int64_t t0 = split * per, t1 = t0 + per < tiles ? t0 + per "
+            ": tiles;\n";
+      std::string in2 = "  ";
+      row_setup(os, in2);
+      prologue(os, in2);
+      partial_pointers(os, in2);
       for (int q = 0; q < launch; ++q) {
         os << in2 << "// the reductions of pass " << q << ", combined\n";
         for (NodeId r : reductions_in(q))
@@ -580,21 +642,47 @@ struct Red {
       }
       os << in2 << "// pass " << launch << " over this block's tiles\n";
       declare_accumulators(os, launch, in2);
-      // The row in tiles of tpr slots, dealt round-robin to the blocks:
-      // blocks running at the same time read neighbouring tiles.
-      os << in2 << "for (int64_t e = (split * tpr + lane) * int64_t(V); e < R; "
-                   "e += int64_t(sp.splits) * tpr * V) {\n";
-      cuda_slot(os, launch, "R", in2 + "  ");
+      const std::string tile_at =
+          launch % 2 ? "(tiles - 1 - (t + u))" : "(t + u)";
+      // The loop twice, 16-byte slots and element by element (a tile at a
+      // time: the slow path), so that neither carries the other's
+      // registers. A pass that only reduces loads kTiles tiles before it
+      // uses any; one that writes goes a tile at a time (its stores keep
+      // memory busy; four tiles there measured slower: 0.2089 vs 0.2062).
+      for (Access a : {Access::Vector, Access::Scalar}) {
+        os << in2 << (a == Access::Vector ? "if (sp.vec) {\n" : "} else {\n");
+        const int n = a == Access::Vector && !writes_full(launch) ? kTiles : 1;
+        std::string in3 = in2 + "  ", in4 = in3 + "  ", in5 = in4 + "  ",
+                    in6 = in5 + "  ";
+        os << in3 << "for (int64_t t = t0; t < t1; t += " << n << ") {\n";
+        for (auto [i, in] : llvm::enumerate(k.inputs))
+          if (needed(in, launch))
+            os << in4 << "kiln_vec<" << storage(in) << ", V> x" << i << "["
+               << n << "];\n";
+        for (int phase = 0; phase < 2; ++phase) {
+          os << in4 << "#pragma unroll\n"
+             << in4 << "for (int u = 0; u < " << n << "; ++u) {\n"
+             << in5 << "const int64_t e = " << tile_at
+             << " * tile + int64_t(lane) * V;\n"
+             << in5 << "if (t + u < t1 && e < R) {\n";
+          if (phase == 0)
+            load_inputs(os, launch, "R", in6, "[u]", a);
+          else
+            cuda_slot(os, launch, "R", in6, "[u]", a);
+          os << in5 << "}\n" << in4 << "}\n";
+        }
+        os << in3 << "}\n";
+      }
       os << in2 << "}\n";
       row_reduce(os, launch, in2);
       for (NodeId r : reductions_in(launch))
         os << in2 << "if (lane == 0)\n"
            << in2 << "  part" << r << "[row * sp.splits + split] = " << acc(r)
            << ";\n";
-      os << ind << "}\n";
+      os << "}\n\n";
     }
-    os << "}\n\n";
 
+    std::string ind = "  ";
     os << header("few long rows: combines a pass's partials, a block per row");
     os << kernel_open(name("combine"), true);
     os << "  const int tpr = blockDim.x, lane = threadIdx.x;\n"
@@ -618,11 +706,30 @@ struct Red {
         epilogue(os, e, no_store, in2, false);
       }
       declare_accumulators(os, q, in2);
-      for (NodeId r : reductions_in(q))
-        os << in2 << "for (int64_t s = lane; s < sp.splits; s += tpr)\n"
-           << in2 << "  " << combine(r, acc(r), "part" + std::to_string(r) +
-                                                 "[row * sp.splits + s]")
-           << "\n";
+      // kCombine partials per thread loaded before any is combined: one
+      // at a time, each waited for its load (where(sum): the combine added
+      // 8.0 us after pass 0, 4.4 us this way; an empty kernel adds 2.2).
+      for (NodeId r : reductions_in(q)) {
+        const std::string part = "part" + std::to_string(r);
+        os << in2 << "{\n"
+           << in2 << "  int64_t s = lane;\n"
+           << in2 << "  for (; s + " << kCombine - 1
+           << " * int64_t(tpr) < sp.splits; s += " << kCombine
+           << " * int64_t(tpr)) {\n"
+           << in2 << "    " << acc_type(r) << " p[" << kCombine << "];\n"
+           << in2 << "    #pragma unroll\n"
+           << in2 << "    for (int u = 0; u < " << kCombine << "; ++u)\n"
+           << in2 << "      p[u] = " << part
+           << "[row * sp.splits + s + u * int64_t(tpr)];\n"
+           << in2 << "    #pragma unroll\n"
+           << in2 << "    for (int u = 0; u < " << kCombine << "; ++u)\n"
+           << in2 << "      " << combine(r, acc(r), "p[u]") << "\n"
+           << in2 << "  }\n"
+           << in2 << "  for (; s < sp.splits; s += tpr)\n"
+           << in2 << "    " << combine(r, acc(r), part + "[row * sp.splits + s]")
+           << "\n"
+           << in2 << "}\n";
+      }
       row_reduce(os, q, in2);
       for (NodeId r : reductions_in(q))
         os << in2 << "if (lane == 0)\n"
@@ -777,8 +884,10 @@ void emit_cuda_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,
   red.cuda_split(os);
   for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
     names.push_back(red.name("rows") + std::to_string(slots));
-  names.insert(names.end(),
-               {red.name("loop"), red.name("split"), red.name("combine")});
+  names.push_back(red.name("loop"));
+  for (int p = 0; p < k.passes; ++p)
+    names.push_back(red.name(("split" + std::to_string(p)).c_str()));
+  names.push_back(red.name("combine"));
 }
 
 void emit_cpu_reduction(const ir::Graph &g, const sched::Kernel &k, int ki,

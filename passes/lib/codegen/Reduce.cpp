@@ -319,22 +319,30 @@ struct Red {
   void load_slot(llvm::raw_ostream &os, const std::string &dst, size_t i,
                  const std::string &limit, const std::string &ind,
                  Access a = Access::Either) const {
-    size_t J = in_op(i);
-    std::string base = "b" + std::to_string(J);
-    const std::string vector = dst + " = kiln_vec_load<V>(" + in_ptr(i) +
-                               " + " + base + " + e);\n";
+    const std::string J = std::to_string(in_op(i)), base = "b" + J;
+    access(os, a, ind,
+           dst + " = kiln_vec_load<V>(" + in_ptr(i) + " + " + base + " + e);",
+           dst + ".v[j] = " + in_ptr(i) + "[" + base + " + (e + j) * rs" + J +
+               "];",
+           limit);
+  }
+
+  // A slot's access as `a` says: the 16-byte `vector` statement, or
+  // `scalar` for each element j below `limit`, or both behind sp.vec.
+  static void access(llvm::raw_ostream &os, Access a, const std::string &ind,
+                     const std::string &vector, const std::string &scalar,
+                     const std::string &limit) {
     if (a == Access::Vector) {
-      os << ind << vector;
+      os << ind << vector << "\n";
       return;
     }
     if (a == Access::Either)
-      os << ind << "if (sp.vec) {\n" << ind << "  " << vector << ind
+      os << ind << "if (sp.vec) {\n" << ind << "  " << vector << "\n" << ind
          << "} else {\n";
     os << ind << "#pragma unroll\n"
        << ind << "  for (int j = 0; j < V; ++j)\n"
        << ind << "    if (e + j < " << limit << ")\n"
-       << ind << "      " << dst << ".v[j] = " << in_ptr(i) << "[" << base
-       << " + (e + j) * rs" << J << "];\n";
+       << ind << "      " << scalar << "\n";
     if (a == Access::Either)
       os << ind << "}\n";
   }
@@ -384,23 +392,12 @@ struct Red {
     for (size_t j = 0; j < nout; ++j) {
       if (!out_full(j) || out_phase(j) != pass)
         continue;
-      const std::string vector = "kiln_vec_store(out" + std::to_string(j) +
-                                 " + b" + std::to_string(j) + " + e, y" +
-                                 std::to_string(j) + ");\n";
-      if (a == Access::Vector) {
-        os << ind << vector;
-        continue;
-      }
-      if (a == Access::Either)
-        os << ind << "if (sp.vec) {\n" << ind << "  " << vector << ind
-           << "} else {\n";
-      os << ind << "#pragma unroll\n"
-         << ind << "  for (int j = 0; j < V; ++j)\n"
-         << ind << "    if (e + j < " << limit << ")\n"
-         << ind << "      out" << j << "[b" << j << " + (e + j) * rs" << j
-         << "] = y" << j << ".v[j];\n";
-      if (a == Access::Either)
-        os << ind << "}\n";
+      const std::string J = std::to_string(j);
+      access(os, a, ind,
+             "kiln_vec_store(out" + J + " + b" + J + " + e, y" + J + ");",
+             "out" + J + "[b" + J + " + (e + j) * rs" + J + "] = y" + J +
+                 ".v[j];",
+             limit);
     }
   }
 
@@ -622,13 +619,13 @@ struct Red {
                        .c_str());
       os << kernel_open(name(("split" + std::to_string(launch)).c_str()), true);
       os << "  const int tpr = blockDim.x, lane = threadIdx.x;\n"
-         << "  const int64_t row = blockIdx.x / sp.splits, split = blockIdx.x % "
-            "sp.splits;\n"
+         << "  const int64_t row = blockIdx.x / sp.splits, split = "
+            "blockIdx.x % sp.splits;\n"
          << "  const int64_t tile = int64_t(tpr) * V, tiles = (R + tile - 1) / "
             "tile;\n"
          << "  const int64_t per = (tiles + sp.splits - 1) / sp.splits;\n"
-         << "  const int64_t t0 = split * per, t1 = t0 + per < tiles ? t0 + per "
-            ": tiles;\n";
+         << "  const int64_t t0 = split * per, t1 = t0 + per < tiles ? "
+            "t0 + per : tiles;\n";
       std::string in2 = "  ";
       row_setup(os, in2);
       prologue(os, in2);
@@ -726,8 +723,8 @@ struct Red {
            << in2 << "      " << combine(r, acc(r), "p[u]") << "\n"
            << in2 << "  }\n"
            << in2 << "  for (; s < sp.splits; s += tpr)\n"
-           << in2 << "    " << combine(r, acc(r), part + "[row * sp.splits + s]")
-           << "\n"
+           << in2 << "    "
+           << combine(r, acc(r), part + "[row * sp.splits + s]") << "\n"
            << in2 << "}\n";
       }
       row_reduce(os, q, in2);

@@ -20,16 +20,13 @@ template <int N> __device__ __forceinline__ void kiln_cp_wait() { asm volatile("
 s = s.replace("// Reductions: the op table's", helpers + "\n// Reductions: the op table's", 1)
 
 loop = re.compile(
-    r"  bool first = true;\n"
-    r"  for \(int64_t row = (?P<start>[^;]*); row < sp.rows; row \+= (?P<step>[^,]*), first = false\) \{\n"
+    r"  for \(int64_t row = (?P<start>[^;]*); row < sp.rows; row \+= (?P<step>.*?)\) \{\n"
     r"(?P<setup>(?:    const int64_t [^\n]*\n)+)"
-    r"    if \(first \|\| !same0\) \{\n"
-    r"      #pragma unroll\n"
-    r"      for \(int k = 0; k < SLOTS; \+\+k\) \{\n"
-    r"        const int e = \(lane \+ k \* tpr\) \* V;\n"
-    r"        if \(k < sp.vpt && e < R\) \{\n"
-    r"          c0\[k\] = kiln_vec_load<V>\(in0 \+ b1 \+ e\);\n"
-    r"        \}\n"
+    r"    #pragma unroll\n"
+    r"    for \(int k = 0; k < SLOTS; \+\+k\) \{\n"
+    r"      const int e = \(lane \+ k \* tpr\) \* V;\n"
+    r"      if \(k < sp.vpt && e < R\) \{\n"
+    r"        c0\[k\] = kiln_vec_load<V>\(in0 \+ b1 \+ e\);\n"
     r"      \}\n"
     r"    \}\n")
 m = loop.search(s)
@@ -71,5 +68,4 @@ new = f'''  extern __shared__ kiln_vec<{T}, V> kiln_stage[]; // [2][SLOTS][block
     }}
 '''
 s = s[:m.start()] + new + s[m.end():]
-s = s.replace("  const bool same0 = st.s[1][0] == 0 && st.s[1][2] == 0;\n", "")
 print(s.replace("__kiln_", "__kiln_%s_" % pfx))

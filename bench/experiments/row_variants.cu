@@ -40,13 +40,13 @@ using bf16 = kiln::bfloat16;
 #define SM(v, s)                                                               \
   extern "C" __global__ void __kiln_##v##_softmax_k0_f32_rows##s(              \
       const kiln::RowSpace, const kiln::RowStrides<2>, const float *, float *);
-SM(base, 1) SM(base, 2) SM(base, 4) SM(base, 8) SM(noreuse, 4) SM(rcp, 4) SM(rcp, 2)
+SM(base, 1) SM(base, 2) SM(base, 4) SM(base, 8) SM(rcp, 4) SM(rcp, 2)
 SM(div1, 4) SM(div2, 4) SM(div2, 2) SM(hint1, 4) SM(hint2, 4) SM(hint3, 4) SM(hint4, 4) SM(async, 1) SM(async, 2) SM(async, 4) SM(bar1, 4) SM(bar1, 2) SM(plainst, 4)
 #define RMS(v, s)                                                              \
   extern "C" __global__ void __kiln_##v##_rms_k0_bf16_rows##s(                 \
       const kiln::RowSpace, const kiln::RowStrides<3>, const bf16 *,           \
       const bf16 *, bf16 *, const double);
-RMS(base, 1) RMS(base, 2) RMS(noreuse, 2) RMS(wkeep, 2) RMS(wkeep, 1) RMS(hint1, 2) RMS(hint2, 2) RMS(hint3, 2) RMS(hint4, 2) RMS(async, 1) RMS(async, 2) RMS(bar1, 2) RMS(plainst, 2)
+RMS(base, 1) RMS(base, 2) RMS(wkeep, 2) RMS(wkeep, 1) RMS(hint1, 2) RMS(hint2, 2) RMS(hint3, 2) RMS(hint4, 2) RMS(async, 1) RMS(async, 2) RMS(bar1, 2) RMS(plainst, 2)
 #define WKERN(name)                                                            \
   extern "C" __global__ void name(const kiln::RowSpace,                        \
                                   const kiln::RowStrides<2>, const float *,    \
@@ -446,7 +446,6 @@ int main(int argc, char **argv) {
     run("div1 rows4 tpr64 (rcp + 1 fma fix)", __kiln_div1_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
     run("div2 rows4 tpr64 (rcp + 2 fma fixes)", __kiln_div2_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
     run("div2 rows2 tpr128", __kiln_div2_softmax_k0_f32_rows2, 128, 2, std::min<int64_t>(rows, sms * 64));
-    run("noreuse rows4 tpr64", __kiln_noreuse_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
     run("rcp rows4 tpr64 (not IEEE)", __kiln_rcp_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
     run("rcp rows2 tpr128 (not IEEE)", __kiln_rcp_softmax_k0_f32_rows2, 128, 2, std::min<int64_t>(rows, sms * 64));
     CK(cudaFree(x));
@@ -505,7 +504,6 @@ int main(int argc, char **argv) {
     run("base rows2 tpr256 grid sms*64 (now)", __kiln_base_rms_k0_bf16_rows2, 256, std::min<int64_t>(rows, sms * 64));
     run("base rows2 tpr256 grid rows", __kiln_base_rms_k0_bf16_rows2, 256, rows);
     run("base rows1 tpr512 grid sms*64", __kiln_base_rms_k0_bf16_rows1, 512, std::min<int64_t>(rows, sms * 64));
-    run("noreuse rows2 tpr256", __kiln_noreuse_rms_k0_bf16_rows2, 256, std::min<int64_t>(rows, sms * 64));
     {
       auto arun = [&](const std::string &nm, auto kern, int tpr, int slots, int64_t grid) {
         kiln::RowSpace sp;

@@ -16,10 +16,8 @@ printf 'graph @w(%%x: f32[s0]) {\n  %%s = sum %%x {dims=[]}\n  %%t = const 0.5 :
 "$opt" --pipeline --emit=cuda --dtypes=bf16 $g/rms.kir > $g/rms.cu
 "$opt" --pipeline --emit=cuda --dtypes=f32 $g/w.kir > $g/w.cu
 ren() { sed -e "s/__kiln_/__kiln_$1_/g"; }
-sed -e 's/if (first || !same0)/if (true)/' $g/sm.cu | ren noreuse > $g/sm_noreuse.cu
 # exploration only: a reciprocal instead of IEEE division (not what Kiln may emit)
-sed -e 's/if (first || !same0)/if (true)/' \
-    -e 's|const float v4 = acc4; // sum(%3)|const float v4 = acc4; const float kr = 1.0f / v4;|' \
+sed -e 's|const float v4 = acc4; // sum(%3)|const float v4 = acc4; const float kr = 1.0f / v4;|' \
     -e 's|kiln::scalar::op_div(t3\[k \* V + j\], v4)|(t3[k * V + j] * kr)|' $g/sm.cu | ren rcp > $g/sm_rcp.cu
 grep -q 'kr)' $g/sm_rcp.cu
 # a warp per row, 8 slots (32 floats) per thread, 8 rows per 256-thread block
@@ -46,19 +44,16 @@ divfn='__device__ __forceinline__ float kiln_div_rowinv(float a, float b, float 
   return ok \&\& aa >= 0x1p-60f \&\& aa <= 0x1p60f ? q : a / b;\
 }'
 for steps in 1 2; do
-  sed -e 's/if (first || !same0)/if (true)/' \
-      -e "s|^#include <kiln/scalar.h>|#include <kiln/scalar.h>\n#define KILN_DIV_STEPS $steps\n$divfn|" \
+  sed -e "s|^#include <kiln/scalar.h>|#include <kiln/scalar.h>\n#define KILN_DIV_STEPS $steps\n$divfn|" \
       -e 's|const float v4 = acc4; // sum(%3)|const float v4 = acc4; const float kr = 1.0f / v4; const bool kok = fabsf(v4) >= 0x1p-60f \&\& fabsf(v4) <= 0x1p60f;|' \
       -e 's|kiln::scalar::op_div(t3\[k \* V + j\], v4)|kiln_div_rowinv(t3[k * V + j], v4, kr, kok)|' $g/sm.cu | ren div$steps > $g/sm_div$steps.cu
   grep -q 'kiln_div_rowinv(t3' $g/sm_div$steps.cu
 done
 ren base < $g/rms.cu > $g/rms_base.cu
 # the weight (row-invariant) loaded once per thread, kept in registers
-sed -e 's/if (first || !same0)/if (true)/' \
-    -e 's|^  bool first = true;|  bool first = true;\n  kiln_vec<kiln::bfloat16, V> wk[SLOTS];\n  _Pragma("unroll") for (int k = 0; k < SLOTS; ++k) { const int e = (lane + k * tpr) * V; if (k < sp.vpt \&\& e < R) wk[k] = kiln_vec_load<V>(in1 + e); }|' \
+sed -e 's|^\(  kiln_vec<kiln::bfloat16, V> c0\[SLOTS\]; // x\)$|\1\n  kiln_vec<kiln::bfloat16, V> wk[SLOTS];\n  _Pragma("unroll") for (int k = 0; k < SLOTS; ++k) { const int e = (lane + k * tpr) * V; if (k < sp.vpt \&\& e < R) wk[k] = kiln_vec_load<V>(in1 + e); }|' \
     -e 's|const kiln_vec<kiln::bfloat16, V> x1 = kiln_vec_load<V>(in1 + b2 + e);|const kiln_vec<kiln::bfloat16, V> x1 = wk[k];|' $g/rms.cu | ren wkeep > $g/rms_wkeep.cu
-grep -q 'x1 = wk\[k\]' $g/rms_wkeep.cu
-sed -e 's/if (first || !same0)/if (true)/' $g/rms.cu | ren noreuse > $g/rms_noreuse.cu
+grep -q 'x1 = wk\[k\]' $g/rms_wkeep.cu && grep -q 'wk\[SLOTS\];' $g/rms_wkeep.cu
 ren base < $g/w.cu > $g/w_base.cu
 # pass 1 (the pass that writes) with 2 or 4 tiles loaded before use
 for n in 2 4; do
@@ -100,12 +95,11 @@ s = open(sys.argv[1]).read()
 a = s.index("// 16-byte vector access")
 b = s.index("// Reductions:")
 s = s[:a] + "#define KILN_HINT %s\n#include \"hint_access.h\"\n\n" % sys.argv[2] + s[b:]
-s = s.replace("if (first || !same0)", "if (true)")
 print(s.replace("__kiln_", "__kiln_hint%s_" % sys.argv[2]))
 PY
   done
 done
-srcs=($root/bench/experiments/row_variants.cu $g/sm_base.cu $g/sm_noreuse.cu $g/sm_rcp.cu $g/sm_div1.cu $g/sm_div2.cu $g/rms_base.cu $g/rms_noreuse.cu $g/rms_wkeep.cu $g/w_base.cu $g/w_old.cu $g/w_p1t2.cu $g/w_p1t4.cu $g/sm_hint1.cu $g/sm_hint2.cu $g/sm_hint3.cu $g/sm_hint4.cu $g/rms_hint1.cu $g/rms_hint2.cu $g/rms_hint3.cu $g/rms_hint4.cu $g/sm_async.cu $g/rms_async.cu $g/sm_bar1.cu $g/rms_bar1.cu $g/sm_plainst.cu $g/rms_plainst.cu)
+srcs=($root/bench/experiments/row_variants.cu $g/sm_base.cu $g/sm_rcp.cu $g/sm_div1.cu $g/sm_div2.cu $g/rms_base.cu $g/rms_wkeep.cu $g/w_base.cu $g/w_old.cu $g/w_p1t2.cu $g/w_p1t4.cu $g/sm_hint1.cu $g/sm_hint2.cu $g/sm_hint3.cu $g/sm_hint4.cu $g/rms_hint1.cu $g/rms_hint2.cu $g/rms_hint3.cu $g/rms_hint4.cu $g/sm_async.cu $g/rms_async.cu $g/sm_bar1.cu $g/rms_bar1.cu $g/sm_plainst.cu $g/rms_plainst.cu)
 nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I"$root/runtime/include" -I"$root/bench/experiments" \
   -Xptxas -v "${srcs[@]}" -o "$out/row_variants" 2> "$out/ptxas.txt" \
   || { grep -v "^ptxas info" "$out/ptxas.txt" | head -40; exit 1; }

@@ -289,6 +289,16 @@ static double time_ahead(const std::function<void()> &fn, int reps) {
   return median(ms);
 }
 
+// Runs fn once on a poisoned output (all bits set: NaN for floats) and
+// copies the output back, for a check.
+template <class T>
+static void run_poisoned(const std::function<void()> &fn, T *y, std::vector<T> &host) {
+  CK(cudaMemset(y, 0xff, host.size() * sizeof(T)));
+  fn();
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(host.data(), y, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
+}
+
 struct Row {
   std::string name;
   double floor_ms, sync_ms, ahead_ms, err;
@@ -371,10 +381,7 @@ int main(int argc, char **argv) {
     const double fl = 8.0 * n / bw * 1e3;
     auto check = [&](const std::function<void()> &fn) {
       return [&, fn] {
-        CK(cudaMemset(y, 0xff, n * 4));
-        fn();
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+        run_poisoned(fn, y, hy);
         double err = 0;
         for (int64_t r = 0; r < rows; r += (r % 97 == 0 ? 1 : 61)) {
           double m = -1e300, s = 0;
@@ -470,10 +477,7 @@ int main(int argc, char **argv) {
     const double fl = 4.0 * n / bw * 1e3;
     auto check = [&](const std::function<void()> &fn) {
       return [&, fn] {
-        CK(cudaMemset(y, 0xff, n * 2));
-        fn();
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDeviceToHost));
+        run_poisoned(fn, y, hy);
         double err = 0;
         for (int64_t r = 0; r < rows; r += 37) {
           double s = 0;
@@ -551,10 +555,7 @@ int main(int argc, char **argv) {
     const double fl = 12.0 * n / bw * 1e3;
     auto check = [&](const std::function<void()> &fn) {
       return [&, fn] {
-        CK(cudaMemset(y, 0xff, n * 4));
-        fn();
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+        run_poisoned(fn, y, hy);
         double err = 0;
         for (int64_t i = 0; i < n; ++i)
           if (hy[i] != hx[i] * 2.0f) {
@@ -580,10 +581,7 @@ int main(int argc, char **argv) {
       };
       // the generated kernels compare with 0.5 (the kir constant)
       report("where " + nm, fl, fn, [&, fn] {
-        CK(cudaMemset(y, 0xff, n * 4));
-        fn();
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+        run_poisoned(fn, y, hy);
         const bool c = ref_sum > 0.5;
         for (int64_t i = 0; i < n; ++i)
           if (hy[i] != (c ? hx[i] * 2.0f : hx[i]))

@@ -275,6 +275,18 @@ struct Red {
 
   // After the reductions of `pass` are complete: their results, the
   // per-row values they make ready, and the reduced outputs among them.
+  // How the epilogue writes reduced output j's value v: `out<j>[b<j>] = v;`,
+  // under `guard` (the one thread or work item of the row that writes) on
+  // a line of its own at `ind` when there is one.
+  static std::function<std::string(size_t, const std::string &)>
+  reduced_store(std::string guard, std::string ind) {
+    return [guard, ind](size_t j, const std::string &v) {
+      const std::string J = std::to_string(j);
+      const std::string store = "out" + J + "[b" + J + "] = " + v + ";";
+      return guard.empty() ? store : "if (" + guard + ")\n" + ind + store;
+    };
+  }
+
   void epilogue(llvm::raw_ostream &os, int pass,
                 const std::function<std::string(size_t, const std::string &)>
                     &store,
@@ -494,10 +506,6 @@ struct Red {
         os << ind << value_type(g.node(id)) << " t" << id
            << "[SLOTS * V]; // " << describe_node(g, g.node(id))
            << ", kept for a later pass\n";
-    auto store_reduced = [](size_t j, const std::string &v) {
-      return "if (lane == 0)\n        out" + std::to_string(j) + "[b" +
-             std::to_string(j) + "] = " + v + ";";
-    };
     for (int p = 0; p < k.passes; ++p) {
       os << ind << "// pass " << p << "\n";
       declare_accumulators(os, p, ind);
@@ -537,7 +545,7 @@ struct Red {
              << ");\n";
       slots_close(ind);
       row_reduce(os, p, ind);
-      epilogue(os, p, store_reduced, ind);
+      epilogue(os, p, reduced_store("lane == 0", "        "), ind);
     }
     os << "  }\n}\n\n";
     // Row groups of up to 512 threads with 1 or 2 slots each (up to 128
@@ -561,10 +569,6 @@ struct Red {
     std::string ind = "    ";
     row_setup(os, ind);
     prologue(os, ind);
-    auto store_reduced = [](size_t j, const std::string &v) {
-      return "if (lane == 0)\n        out" + std::to_string(j) + "[b" +
-             std::to_string(j) + "] = " + v + ";";
-    };
     for (int p = 0; p < k.passes; ++p) {
       os << ind << "// pass " << p << "\n";
       declare_accumulators(os, p, ind);
@@ -572,7 +576,7 @@ struct Red {
       cuda_slot(os, p, "R", ind + "  ");
       os << ind << "}\n";
       row_reduce(os, p, ind);
-      epilogue(os, p, store_reduced, ind);
+      epilogue(os, p, reduced_store("lane == 0", "        "), ind);
     }
     os << "  }\n}\n\n";
   }
@@ -684,10 +688,6 @@ struct Red {
     row_setup(os, ind);
     prologue(os, ind);
     partial_pointers(os, ind);
-    auto store_reduced = [&](size_t j, const std::string &v) {
-      return "if (lane == 0)\n    out" + std::to_string(j) + "[b" +
-             std::to_string(j) + "] = " + v + ";";
-    };
     for (int q = 0; q < k.passes; ++q) {
       if (reductions_in(q).empty())
         continue;
@@ -728,7 +728,7 @@ struct Red {
       for (NodeId r : reductions_in(q))
         os << in2 << "if (lane == 0)\n"
            << in2 << "  part" << r << "[row * sp.splits] = " << acc(r) << ";\n";
-      epilogue(os, q, store_reduced, in2, true);
+      epilogue(os, q, reduced_store("lane == 0", "    "), in2, true);
       os << ind << "}\n";
     }
     os << "}\n\n";
@@ -800,14 +800,11 @@ struct Red {
     std::string ind = "    ";
     row_setup(os, ind);
     prologue(os, ind);
-    auto store_reduced = [](size_t j, const std::string &v) {
-      return "out" + std::to_string(j) + "[b" + std::to_string(j) + "] = " + v + ";";
-    };
     for (int p = 0; p < k.passes; ++p) {
       os << ind << "// pass " << p << "\n";
       declare_accumulators(os, p, ind);
       cpu_pass(os, p, "0", "R", ind);
-      epilogue(os, p, store_reduced, ind);
+      epilogue(os, p, reduced_store("", ""), ind);
     }
     os << "  }\n}\n\n";
   }
@@ -833,11 +830,8 @@ struct Red {
              << in2 << "  " << combine(r, acc(r), "part" + std::to_string(r) +
                                                    "[row * sp.splits + s]")
              << "\n";
-        auto store_reduced = [&](size_t j, const std::string &v) {
-          return "if (split == 0)\n" + in2 + "  out" + std::to_string(j) + "[b" +
-                 std::to_string(j) + "] = " + v + ";";
-        };
-        epilogue(os, q, store_reduced, in2, q + 1 == launch);
+        epilogue(os, q, reduced_store("split == 0", in2 + "  "), in2,
+                 q + 1 == launch);
       }
       if (launch < k.passes) {
         declare_accumulators(os, launch, in2);

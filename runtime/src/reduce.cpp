@@ -19,6 +19,7 @@ std::string qualified(ReduceKind k) {
 
 // The input's view as [outer, R, inner] and the result's shape.
 struct Plan {
+  ReduceKind kind;
   Tensor x; // contiguous
   int64_t outer = 1, R = 1, inner = 1;
   Dims out_shape;
@@ -46,7 +47,7 @@ int wrap(ReduceKind k, int64_t dim, int rank) {
 }
 
 Plan plan_dim(ReduceKind k, const Tensor &x, int64_t dim, bool keepdim) {
-  Plan p;
+  Plan p{k};
   p.x = checked(k, x).contiguous();
   int rank = x.dim();
   p.dim = wrap(k, dim, rank);
@@ -65,15 +66,16 @@ Plan plan_dim(ReduceKind k, const Tensor &x, int64_t dim, bool keepdim) {
 }
 
 Plan plan_all(ReduceKind k, const Tensor &x) {
-  Plan p;
+  Plan p{k};
   p.x = checked(k, x).contiguous();
   p.R = x.numel();
   return p;
 }
 
-void check_not_empty(ReduceKind k, const Plan &p) {
+void check_not_empty(const Plan &p) {
   if (p.R != 0)
     return;
+  const ReduceKind k = p.kind;
   if (p.dim < 0)
     fail("%s: cannot reduce over an empty dimension (the tensor %s has no "
          "elements)",
@@ -82,9 +84,9 @@ void check_not_empty(ReduceKind k, const Plan &p) {
        qualified(k).c_str(), p.dim, p.x.sizes().str().c_str());
 }
 
-ReduceLaunch launch_for(ReduceKind k, const Plan &p, const Tensor &out) {
+ReduceLaunch launch_for(const Plan &p, const Tensor &out) {
   ReduceLaunch l;
-  l.kind = k;
+  l.kind = p.kind;
   l.dtype = p.x.dtype();
   l.in = p.x.data_ptr();
   l.out = out.data_ptr();
@@ -103,29 +105,30 @@ void run(const ReduceLaunch &l, Device dev) {
 }
 
 // A reduction to one value per line.
-Tensor reduce(ReduceKind k, const Plan &p, int64_t correction = 1) {
+Tensor reduce(const Plan &p, int64_t correction = 1) {
+  const ReduceKind k = p.kind;
   DType dt = p.x.dtype();
   if (k == ReduceKind::Argmax || (k == ReduceKind::Sum && !is_floating(dt)))
     dt = DType::i64;
   if (k == ReduceKind::Amax || k == ReduceKind::Amin || k == ReduceKind::Argmax)
-    check_not_empty(k, p);
+    check_not_empty(p);
   Tensor out = detail::empty_for(qualified(k).c_str(), p.out_shape, dt,
                                  p.x.device());
   if (out.numel() == 0)
     return out;
-  ReduceLaunch l = launch_for(k, p, out);
+  ReduceLaunch l = launch_for(p, out);
   l.correction = correction;
   run(l, p.x.device());
   return out;
 }
 
 // A row-wise op: the result has the input's shape.
-Tensor rowwise(ReduceKind k, const Plan &p, const ReduceLaunch &extra) {
-  Tensor out = detail::empty_for(qualified(k).c_str(), p.x.sizes(),
+Tensor rowwise(const Plan &p, const ReduceLaunch &extra) {
+  Tensor out = detail::empty_for(qualified(p.kind).c_str(), p.x.sizes(),
                                  p.x.dtype(), p.x.device());
   if (out.numel() == 0)
     return out;
-  ReduceLaunch l = launch_for(k, p, out);
+  ReduceLaunch l = launch_for(p, out);
   l.eps = extra.eps;
   l.weight = extra.weight;
   l.bias = extra.bias;
@@ -144,11 +147,11 @@ Plan plan_last(ReduceKind k, const Tensor &x) {
   return plan_dim(k, x, -1, true);
 }
 
-void set_affine(ReduceKind k, const Plan &p, const Tensor &t, const char *what,
+void set_affine(const Plan &p, const Tensor &t, const char *what,
                 const void *&data, int64_t &stride) {
   if (!t.defined())
     return;
-  std::string fn = qualified(k);
+  std::string fn = qualified(p.kind);
   if (t.dim() != 1 || t.size(0) != p.R)
     fail("%s: %s must have shape [%lld] (the last dim of the input %s), got %s",
          fn.c_str(), what, (long long)p.R, p.x.sizes().str().c_str(),
@@ -175,48 +178,42 @@ double machine_epsilon(DType t) {
 
 } // namespace
 
-Tensor sum(const Tensor &x) { return reduce(ReduceKind::Sum, plan_all(ReduceKind::Sum, x)); }
+Tensor sum(const Tensor &x) { return reduce(plan_all(ReduceKind::Sum, x)); }
 Tensor sum(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(ReduceKind::Sum, plan_dim(ReduceKind::Sum, x, dim, keepdim));
+  return reduce(plan_dim(ReduceKind::Sum, x, dim, keepdim));
 }
-Tensor mean(const Tensor &x) { return reduce(ReduceKind::Mean, plan_all(ReduceKind::Mean, x)); }
+Tensor mean(const Tensor &x) { return reduce(plan_all(ReduceKind::Mean, x)); }
 Tensor mean(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(ReduceKind::Mean, plan_dim(ReduceKind::Mean, x, dim, keepdim));
+  return reduce(plan_dim(ReduceKind::Mean, x, dim, keepdim));
 }
-Tensor amax(const Tensor &x) { return reduce(ReduceKind::Amax, plan_all(ReduceKind::Amax, x)); }
+Tensor amax(const Tensor &x) { return reduce(plan_all(ReduceKind::Amax, x)); }
 Tensor amax(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(ReduceKind::Amax, plan_dim(ReduceKind::Amax, x, dim, keepdim));
+  return reduce(plan_dim(ReduceKind::Amax, x, dim, keepdim));
 }
-Tensor amin(const Tensor &x) { return reduce(ReduceKind::Amin, plan_all(ReduceKind::Amin, x)); }
+Tensor amin(const Tensor &x) { return reduce(plan_all(ReduceKind::Amin, x)); }
 Tensor amin(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(ReduceKind::Amin, plan_dim(ReduceKind::Amin, x, dim, keepdim));
+  return reduce(plan_dim(ReduceKind::Amin, x, dim, keepdim));
 }
-Tensor argmax(const Tensor &x) {
-  return reduce(ReduceKind::Argmax, plan_all(ReduceKind::Argmax, x));
-}
+Tensor argmax(const Tensor &x) { return reduce(plan_all(ReduceKind::Argmax, x)); }
 Tensor argmax(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(ReduceKind::Argmax, plan_dim(ReduceKind::Argmax, x, dim, keepdim));
+  return reduce(plan_dim(ReduceKind::Argmax, x, dim, keepdim));
 }
 Tensor logsumexp(const Tensor &x) {
-  return reduce(ReduceKind::Logsumexp, plan_all(ReduceKind::Logsumexp, x));
+  return reduce(plan_all(ReduceKind::Logsumexp, x));
 }
 Tensor logsumexp(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(ReduceKind::Logsumexp,
-                plan_dim(ReduceKind::Logsumexp, x, dim, keepdim));
+  return reduce(plan_dim(ReduceKind::Logsumexp, x, dim, keepdim));
 }
-Tensor var(const Tensor &x) { return reduce(ReduceKind::Var, plan_all(ReduceKind::Var, x)); }
+Tensor var(const Tensor &x) { return reduce(plan_all(ReduceKind::Var, x)); }
 Tensor var(const Tensor &x, int64_t dim, bool keepdim, int64_t correction) {
-  return reduce(ReduceKind::Var, plan_dim(ReduceKind::Var, x, dim, keepdim),
-                correction);
+  return reduce(plan_dim(ReduceKind::Var, x, dim, keepdim), correction);
 }
 
 Tensor softmax(const Tensor &x, int64_t dim) {
-  return rowwise(ReduceKind::Softmax,
-                 plan_dim(ReduceKind::Softmax, x, dim, true), {});
+  return rowwise(plan_dim(ReduceKind::Softmax, x, dim, true), {});
 }
 Tensor log_softmax(const Tensor &x, int64_t dim) {
-  return rowwise(ReduceKind::LogSoftmax,
-                 plan_dim(ReduceKind::LogSoftmax, x, dim, true), {});
+  return rowwise(plan_dim(ReduceKind::LogSoftmax, x, dim, true), {});
 }
 
 Tensor layer_norm(const Tensor &x, const Tensor &weight, const Tensor &bias,
@@ -224,20 +221,17 @@ Tensor layer_norm(const Tensor &x, const Tensor &weight, const Tensor &bias,
   Plan p = plan_last(ReduceKind::LayerNorm, x);
   ReduceLaunch extra;
   extra.eps = eps;
-  set_affine(ReduceKind::LayerNorm, p, weight, "weight", extra.weight,
-             extra.weight_stride);
-  set_affine(ReduceKind::LayerNorm, p, bias, "bias", extra.bias,
-             extra.bias_stride);
-  return rowwise(ReduceKind::LayerNorm, p, extra);
+  set_affine(p, weight, "weight", extra.weight, extra.weight_stride);
+  set_affine(p, bias, "bias", extra.bias, extra.bias_stride);
+  return rowwise(p, extra);
 }
 
 Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
   Plan p = plan_last(ReduceKind::RmsNorm, x);
   ReduceLaunch extra;
   extra.eps = eps < 0 ? machine_epsilon(x.dtype()) : eps;
-  set_affine(ReduceKind::RmsNorm, p, weight, "weight", extra.weight,
-             extra.weight_stride);
-  return rowwise(ReduceKind::RmsNorm, p, extra);
+  set_affine(p, weight, "weight", extra.weight, extra.weight_stride);
+  return rowwise(p, extra);
 }
 
 } // namespace kiln

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #include <kiln/kernel_abi.h>
 #include <kiln/scalar.h>
+#include "tma.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,11 +43,13 @@ using bf16 = kiln::bfloat16;
       const kiln::RowSpace, const kiln::RowStrides<2>, const float *, float *);
 SM(base, 1) SM(base, 2) SM(base, 4) SM(base, 8) SM(rcp, 4) SM(rcp, 2)
 SM(div1, 4) SM(div2, 4) SM(div2, 2) SM(hint1, 4) SM(hint2, 4) SM(hint3, 4) SM(hint4, 4) SM(async, 1) SM(async, 2) SM(async, 4) SM(bar1, 4) SM(bar1, 2) SM(plainst, 4)
+SM(tma2, 4) SM(tma3, 4) SM(tma4, 4) SM(tma6, 4) SM(tma3, 2) SM(tma4, 2) SM(tmarcp3, 4) SM(fexp, 4) SM(fast, 4) SM(fast, 2)
 #define RMS(v, s)                                                              \
   extern "C" __global__ void __kiln_##v##_rms_k0_bf16_rows##s(                 \
       const kiln::RowSpace, const kiln::RowStrides<3>, const bf16 *,           \
       const bf16 *, bf16 *, const double);
-RMS(base, 1) RMS(base, 2) RMS(wkeep, 2) RMS(wkeep, 1) RMS(hint1, 2) RMS(hint2, 2) RMS(hint3, 2) RMS(hint4, 2) RMS(async, 1) RMS(async, 2) RMS(bar1, 2) RMS(plainst, 2)
+RMS(base, 1) RMS(base, 2) RMS(base, 4) RMS(base, 8) RMS(wkeep, 2) RMS(wkeep, 1) RMS(hint1, 2) RMS(hint2, 2) RMS(hint3, 2) RMS(hint4, 2) RMS(async, 1) RMS(async, 2) RMS(bar1, 2) RMS(plainst, 2)
+RMS(tma2, 2) RMS(tma3, 2) RMS(tma4, 2) RMS(tma2, 1) RMS(tma3, 1)
 #define WKERN(name)                                                            \
   extern "C" __global__ void name(const kiln::RowSpace,                        \
                                   const kiln::RowStrides<2>, const float *,    \
@@ -235,6 +238,57 @@ __global__ void copy_kernel(int64_t nv, const float4 *__restrict__ a,
     b[i] = a[i];
 }
 
+// copy through shared memory: bulk copies of CH bytes into STAGES buffers
+// per block (one thread issues them), the block's threads store them with
+// 16-byte stores; the chunks of a block are blockIdx.x, + gridDim.x, ...
+template <int STAGES, int CH>
+__global__ void __launch_bounds__(256) tma_copy_kernel(int64_t nbytes, const char *__restrict__ a,
+                                                       char *__restrict__ b) {
+  extern __shared__ __align__(128) unsigned char dyn[];
+  uint64_t *bar = reinterpret_cast<uint64_t *>(dyn + STAGES * CH);
+  const int64_t chunks = nbytes / CH;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s)
+      kiln_mbar_init(bar + s, 1);
+    kiln_mbar_fence_init();
+    for (int s = 0; s < STAGES; ++s) {
+      const int64_t c = blockIdx.x + int64_t(s) * gridDim.x;
+      if (c < chunks) {
+        kiln_mbar_expect_tx(bar + s, CH);
+        kiln_bulk_load(dyn + s * CH, a + c * CH, CH, bar + s);
+      }
+    }
+  }
+  __syncthreads();
+  int s = 0;
+  unsigned ph = 0;
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    kiln_mbar_wait(bar + s, ph);
+    uint4 v[CH / 16 / 256 > 0 ? CH / 16 / 256 : 1];
+#pragma unroll
+    for (int k = 0; k < CH / 16 / 256; ++k)
+      v[k] = reinterpret_cast<const uint4 *>(dyn + s * CH)[k * 256 + threadIdx.x];
+    __syncthreads();
+    const int64_t n = c + int64_t(STAGES) * gridDim.x;
+    if (threadIdx.x == 0 && n < chunks) {
+      kiln_fence_proxy_async();
+      kiln_mbar_expect_tx(bar + s, CH);
+      kiln_bulk_load(dyn + s * CH, a + n * CH, CH, bar + s);
+    }
+#pragma unroll
+    for (int k = 0; k < CH / 16 / 256; ++k)
+      reinterpret_cast<uint4 *>(b + c * CH)[k * 256 + threadIdx.x] = v[k];
+    if (++s == STAGES)
+      s = 0, ph ^= 1;
+  }
+}
+// the largest grid of kern's blocks (threads, smem) resident at once
+template <class K> static int64_t resident_grid(K kern, int threads, size_t smem, int sms) {
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int per = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, threads, smem));
+  return int64_t(per) * sms;
+}
 // ---- timing ----
 static void *flush_buf;
 static constexpr size_t kFlush = size_t(256) << 20;
@@ -360,6 +414,19 @@ int main(int argc, char **argv) {
     report("cudaMemcpy 1 GiB (the floor's own copy)", 2.0 * cb / bw * 1e3,
            [&] { CK(cudaMemcpyAsync(cb2, ca, cb, cudaMemcpyDeviceToDevice, 0)); },
            [] { return 0.0; }, 20);
+    {
+      auto trun = [&](const std::string &nm, auto kern, int stages, int ch) {
+        const size_t smem = size_t(stages) * ch + 64;
+        const int64_t g = resident_grid(kern, 256, smem, sms);
+        report("tma copy 128 MiB " + nm + " grid " + std::to_string(g), fl,
+               [=] { kern<<<unsigned(g), 256, smem>>>(int64_t(n) * 4, (const char *)ca, (char *)cb2); },
+               [] { return 0.0; }, reps);
+      };
+      trun("4 x 4 KiB", tma_copy_kernel<4, 4096>, 4, 4096);
+      trun("8 x 4 KiB", tma_copy_kernel<8, 4096>, 8, 4096);
+      trun("4 x 8 KiB", tma_copy_kernel<4, 8192>, 4, 8192);
+      trun("3 x 16 KiB", tma_copy_kernel<3, 16384>, 3, 16384);
+    }
     report("cudaMemcpy 128 MiB", fl,
            [&] { CK(cudaMemcpyAsync(cb2, ca, n * 4, cudaMemcpyDeviceToDevice, 0)); },
            [] { return 0.0; }, reps);
@@ -442,6 +509,25 @@ int main(int argc, char **argv) {
       arun("async rows2 tpr128 grid sms*12", __kiln_async_softmax_k0_f32_rows2, 128, 2, sms * 12);
       arun("async rows1 tpr256", __kiln_async_softmax_k0_f32_rows1, 256, 1, std::min<int64_t>(rows, sms * 64));
     }
+    {
+      auto trun = [&](const std::string &nm, auto kern, int tpr, int stages, int64_t gmax) {
+        kiln::RowSpace sp;
+        sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
+        sp.tpr = tpr, sp.vpt = int((R / 4 + tpr - 1) / tpr), sp.vec = 1;
+        const size_t smem = size_t(stages) * R * 4 + 8 * stages;
+        const int64_t grid = std::min<int64_t>({rows, gmax, resident_grid(kern, tpr, smem, sms)});
+        auto fn = [=] { kern<<<unsigned(grid), unsigned(tpr), smem>>>(sp, st, x, y); };
+        report("softmax " + nm + " grid " + std::to_string(grid), fl, fn, check(fn), reps);
+      };
+      trun("tma2 rows4 tpr64", __kiln_tma2_softmax_k0_f32_rows4, 64, 2, rows);
+      trun("tma3 rows4 tpr64", __kiln_tma3_softmax_k0_f32_rows4, 64, 3, rows);
+      trun("tma4 rows4 tpr64", __kiln_tma4_softmax_k0_f32_rows4, 64, 4, rows);
+      trun("tma6 rows4 tpr64", __kiln_tma6_softmax_k0_f32_rows4, 64, 6, rows);
+      trun("tma3 rows4 tpr64 (half grid)", __kiln_tma3_softmax_k0_f32_rows4, 64, 3, sms * 5);
+      trun("tma3 rows2 tpr128", __kiln_tma3_softmax_k0_f32_rows2, 128, 3, rows);
+      trun("tma4 rows2 tpr128", __kiln_tma4_softmax_k0_f32_rows2, 128, 4, rows);
+      trun("tmarcp3 rows4 tpr64 (not IEEE)", __kiln_tmarcp3_softmax_k0_f32_rows4, 64, 3, rows);
+    }
     run("bar1 rows4 (one barrier per reduction)", __kiln_bar1_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
     run("bar1 rows2 tpr128", __kiln_bar1_softmax_k0_f32_rows2, 128, 2, std::min<int64_t>(rows, sms * 64));
     run("plainst rows4 (struct store)", __kiln_plainst_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
@@ -454,6 +540,9 @@ int main(int argc, char **argv) {
     run("div2 rows4 tpr64 (rcp + 2 fma fixes)", __kiln_div2_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
     run("div2 rows2 tpr128", __kiln_div2_softmax_k0_f32_rows2, 128, 2, std::min<int64_t>(rows, sms * 64));
     run("rcp rows4 tpr64 (not IEEE)", __kiln_rcp_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
+    run("fexp rows4 tpr64 (__expf, IEEE div)", __kiln_fexp_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
+    run("fast rows4 tpr64 (__expf, reciprocal)", __kiln_fast_softmax_k0_f32_rows4, 64, 4, std::min<int64_t>(rows, sms * 64));
+    run("fast rows2 tpr128 (__expf, reciprocal)", __kiln_fast_softmax_k0_f32_rows2, 128, 2, std::min<int64_t>(rows, sms * 64));
     run("rcp rows2 tpr128 (not IEEE)", __kiln_rcp_softmax_k0_f32_rows2, 128, 2, std::min<int64_t>(rows, sms * 64));
     CK(cudaFree(x));
     CK(cudaFree(y));
@@ -508,6 +597,10 @@ int main(int argc, char **argv) {
     run("base rows2 tpr256 grid sms*64 (now)", __kiln_base_rms_k0_bf16_rows2, 256, std::min<int64_t>(rows, sms * 64));
     run("base rows2 tpr256 grid rows", __kiln_base_rms_k0_bf16_rows2, 256, rows);
     run("base rows1 tpr512 grid sms*64", __kiln_base_rms_k0_bf16_rows1, 512, std::min<int64_t>(rows, sms * 64));
+    run("base rows4 tpr128 grid sms*64", __kiln_base_rms_k0_bf16_rows4, 128, std::min<int64_t>(rows, sms * 64));
+    run("base rows4 tpr128 grid rows", __kiln_base_rms_k0_bf16_rows4, 128, rows);
+    run("base rows8 tpr64 grid sms*64", __kiln_base_rms_k0_bf16_rows8, 64, std::min<int64_t>(rows, sms * 64));
+    run("base rows8 tpr64 grid rows", __kiln_base_rms_k0_bf16_rows8, 64, rows);
     {
       auto arun = [&](const std::string &nm, auto kern, int tpr, int slots, int64_t grid) {
         kiln::RowSpace sp;
@@ -520,6 +613,23 @@ int main(int argc, char **argv) {
       arun("async rows2 tpr256", __kiln_async_rms_k0_bf16_rows2, 256, 2, std::min<int64_t>(rows, sms * 64));
       arun("async rows2 tpr256 grid sms*8", __kiln_async_rms_k0_bf16_rows2, 256, 2, sms * 8);
       arun("async rows1 tpr512", __kiln_async_rms_k0_bf16_rows1, 512, 1, std::min<int64_t>(rows, sms * 64));
+    }
+    {
+      auto trun = [&](const std::string &nm, auto kern, int tpr, int stages, int64_t gmax) {
+        kiln::RowSpace sp;
+        sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
+        sp.tpr = tpr, sp.vpt = int((R / 8 + tpr - 1) / tpr), sp.vec = 1;
+        const size_t smem = size_t(stages) * R * 2 + 8 * stages;
+        const int64_t grid = std::min<int64_t>({rows, gmax, resident_grid(kern, tpr, smem, sms)});
+        auto fn = [=] { kern<<<unsigned(grid), unsigned(tpr), smem>>>(sp, st, x, w, y, 1e-6); };
+        report("rms " + nm + " grid " + std::to_string(grid), fl, fn, check(fn), reps);
+      };
+      trun("tma2 rows2 tpr256", __kiln_tma2_rms_k0_bf16_rows2, 256, 2, rows);
+      trun("tma3 rows2 tpr256", __kiln_tma3_rms_k0_bf16_rows2, 256, 3, rows);
+      trun("tma4 rows2 tpr256", __kiln_tma4_rms_k0_bf16_rows2, 256, 4, rows);
+      trun("tma3 rows2 tpr256 (half grid)", __kiln_tma3_rms_k0_bf16_rows2, 256, 3, sms * 3);
+      trun("tma2 rows1 tpr512", __kiln_tma2_rms_k0_bf16_rows1, 512, 2, rows);
+      trun("tma3 rows1 tpr512", __kiln_tma3_rms_k0_bf16_rows1, 512, 3, rows);
     }
     run("bar1 rows2 (one barrier per reduction)", __kiln_bar1_rms_k0_bf16_rows2, 256, std::min<int64_t>(rows, sms * 64));
     run("plainst rows2 (struct store)", __kiln_plainst_rms_k0_bf16_rows2, 256, std::min<int64_t>(rows, sms * 64));

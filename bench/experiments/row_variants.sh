@@ -50,6 +50,21 @@ for steps in 1 2; do
   grep -q 'kiln_div_rowinv(t3' $g/sm_div$steps.cu
 done
 ren base < $g/rms.cu > $g/rms_base.cu
+# 4 and 8 slots per thread (32 / 64 elements: 128 / 64 threads per row)
+cat >> $g/rms_base.cu <<'CU'
+extern "C" __global__ void __launch_bounds__(256, 2)
+__kiln_base_rms_k0_bf16_rows4(const kiln::RowSpace sp, const kiln::RowStrides<3> st,
+    const kiln::bfloat16 *__restrict__ in0, const kiln::bfloat16 *__restrict__ in1,
+    kiln::bfloat16 *__restrict__ out0, const double s0) {
+  __kiln_base_rms_k0_bf16_rows_impl<4>(sp, st, in0, in1, out0, s0);
+}
+extern "C" __global__ void __launch_bounds__(256, 2)
+__kiln_base_rms_k0_bf16_rows8(const kiln::RowSpace sp, const kiln::RowStrides<3> st,
+    const kiln::bfloat16 *__restrict__ in0, const kiln::bfloat16 *__restrict__ in1,
+    kiln::bfloat16 *__restrict__ out0, const double s0) {
+  __kiln_base_rms_k0_bf16_rows_impl<8>(sp, st, in0, in1, out0, s0);
+}
+CU
 # the weight (row-invariant) loaded once per thread, kept in registers
 sed -e 's|^\(  kiln_vec<kiln::bfloat16, V> c0\[SLOTS\]; // x\)$|\1\n  kiln_vec<kiln::bfloat16, V> wk[SLOTS];\n  _Pragma("unroll") for (int k = 0; k < SLOTS; ++k) { const int e = (lane + k * tpr) * V; if (k < sp.vpt \&\& e < R) wk[k] = kiln_vec_load<V>(in1 + e); }|' \
     -e 's|const kiln_vec<kiln::bfloat16, V> x1 = kiln_vec_load<V>(in1 + b2 + e);|const kiln_vec<kiln::bfloat16, V> x1 = wk[k];|' $g/rms.cu | ren wkeep > $g/rms_wkeep.cu
@@ -99,7 +114,27 @@ print(s.replace("__kiln_", "__kiln_hint%s_" % sys.argv[2]))
 PY
   done
 done
-srcs=($root/bench/experiments/row_variants.cu $g/sm_base.cu $g/sm_rcp.cu $g/sm_div1.cu $g/sm_div2.cu $g/rms_base.cu $g/rms_wkeep.cu $g/w_base.cu $g/w_old.cu $g/w_p1t2.cu $g/w_p1t4.cu $g/sm_hint1.cu $g/sm_hint2.cu $g/sm_hint3.cu $g/sm_hint4.cu $g/rms_hint1.cu $g/rms_hint2.cu $g/rms_hint3.cu $g/rms_hint4.cu $g/sm_async.cu $g/rms_async.cu $g/sm_bar1.cu $g/rms_bar1.cu $g/sm_plainst.cu $g/rms_plainst.cu)
+# rows streamed through shared memory by bulk copies (tma_rows.py), N stages
+tma=()
+for n in 2 3 4 6; do
+  python3 $root/bench/experiments/tma_rows.py $g/sm.cu tma$n $n > $g/sm_tma$n.cu
+  tma+=($g/sm_tma$n.cu)
+done
+for n in 2 3 4; do
+  python3 $root/bench/experiments/tma_rows.py $g/rms.cu tma$n $n > $g/rms_tma$n.cu
+  tma+=($g/rms_tma$n.cu)
+done
+sed -e 's|__kiln_rcp_|__kiln_|g' $g/sm_rcp.cu > $g/sm_rcp_plain.cu
+# torch.compile's numerics (its PTX, torch_ptx.py: ex2.approx for exp,
+# div.full for division): __expf, with IEEE division (fexp) or the
+# reciprocal (fast)
+sed -e 's|kiln::scalar::op_exp(v2)|__expf(v2)|' $g/sm.cu | ren fexp > $g/sm_fexp.cu
+sed -e 's|kiln::scalar::op_exp(v2)|__expf(v2)|' $g/sm_rcp_plain.cu | ren fast > $g/sm_fast.cu
+grep -q '__expf(v2)' $g/sm_fexp.cu && grep -q '__expf(v2)' $g/sm_fast.cu
+tma+=($g/sm_fexp.cu $g/sm_fast.cu)
+python3 $root/bench/experiments/tma_rows.py $g/sm_rcp_plain.cu tmarcp3 3 > $g/sm_tmarcp3.cu
+tma+=($g/sm_tmarcp3.cu)
+srcs=($root/bench/experiments/row_variants.cu $g/sm_base.cu $g/sm_rcp.cu $g/sm_div1.cu $g/sm_div2.cu $g/rms_base.cu $g/rms_wkeep.cu $g/w_base.cu $g/w_old.cu $g/w_p1t2.cu $g/w_p1t4.cu $g/sm_hint1.cu $g/sm_hint2.cu $g/sm_hint3.cu $g/sm_hint4.cu $g/rms_hint1.cu $g/rms_hint2.cu $g/rms_hint3.cu $g/rms_hint4.cu $g/sm_async.cu $g/rms_async.cu $g/sm_bar1.cu $g/rms_bar1.cu $g/sm_plainst.cu $g/rms_plainst.cu "${tma[@]}")
 nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I"$root/runtime/include" -I"$root/bench/experiments" \
   -Xptxas -v "${srcs[@]}" -o "$out/row_variants" 2> "$out/ptxas.txt" \
   || { grep -v "^ptxas info" "$out/ptxas.txt" | head -40; exit 1; }

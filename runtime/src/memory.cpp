@@ -1,6 +1,9 @@
 // Host allocation, new tensors, and aliasing checks.
+#include "cpu_kernels.h"
 #include "cuda_backend.h"
 #include "detail.h"
+
+#include <kiln/stats.h>
 
 #include <cstdlib>
 #include <limits>
@@ -37,6 +40,15 @@ Tensor empty_for(const char *fn, const Dims &shape, DType dt, Device dev) {
     if (!p && nbytes)
       fail("%s: out of host memory allocating %zu bytes for %s%s", fn, nbytes,
            dtype_name(dt), shape.str().c_str());
+  }
+  if (numel && fill_uninitialized()) {
+    double poison = is_floating(dt) ? std::numeric_limits<double>::quiet_NaN()
+                    : dt == DType::b8 ? 1.0
+                                      : -12345.0;
+    if (dev.is_cuda())
+      cuda_fill(p, dt, poison, numel, dev.index);
+    else
+      cpu_fill(p, dt, poison, numel);
   }
   auto *s = new Storage(p, nbytes, dev);
   return Tensor::make(s, 0, shape, contiguous_strides(shape), dt);

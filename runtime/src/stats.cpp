@@ -10,6 +10,13 @@
 
 namespace kiln {
 
+static std::atomic<bool> g_fill_uninitialized{[] {
+  const char *env = std::getenv("KILN_FILL_UNINITIALIZED");
+  return env && *env && std::strcmp(env, "0") != 0;
+}()};
+void set_fill_uninitialized(bool on) { g_fill_uninitialized.store(on); }
+bool fill_uninitialized() { return g_fill_uninitialized.load(std::memory_order_relaxed); }
+
 namespace rt {
 std::atomic<uint64_t> g_counters[kNumCounters];
 

@@ -235,6 +235,26 @@ TEST_P(TensorOn, FromVectorToVectorItem) {
   EXPECT_KILN_ERROR(Tensor().to_vector<float>(), "undefined");
 }
 
+// set_fill_uninitialized: every new tensor, an op's output too, starts as
+// NaN / -12345 / true; off, nothing is written (not checked: memory may hold
+// anything).
+TEST_P(TensorOn, FillUninitializedPoisonsNewTensors) {
+  kiln::set_fill_uninitialized(true);
+  for (DType dt : {f32, f64, f16, bf16}) {
+    for (double v : empty({3, 5}, dt, dev()).to_vector<double>())
+      EXPECT_TRUE(std::isnan(v)) << dtype_name(dt);
+  }
+  for (DType dt : {i32, i64})
+    EXPECT_EQ(empty({4}, dt, dev()).to_vector<double>(), std::vector<double>(4, -12345.0));
+  EXPECT_EQ(empty({4}, b8, dev()).to_vector<double>(), std::vector<double>(4, 1.0));
+  // an op's output is filled before the op writes it: a slice of it that
+  // the op writes reads back right, and zeros stay zeros
+  Tensor z = zeros({257}, f32, dev());
+  EXPECT_EQ((z + 1.0).to_vector<double>(), std::vector<double>(257, 1.0));
+  kiln::set_fill_uninitialized(false);
+  EXPECT_FALSE(kiln::fill_uninitialized());
+}
+
 TEST_P(TensorOn, CopiesBetweenDtypesLayoutsAndDevices) {
   Tensor t = from_vector(std::vector<double>{-1.75, 0.0, 2.5, 3.99, -0.5, 7.0},
                          {2, 3}, dev());

@@ -32,6 +32,16 @@ inline bool compiled_enabled() {
   return g_compiled_enabled.load(std::memory_order_relaxed);
 }
 
+// Fills the memory of every new tensor (kiln::empty, every eager op's and
+// every compiled kernel's outputs) before handing it out: NaN for floating
+// dtypes, -12345 for integers, true for bool. An element a kernel forgets to
+// write then cannot pass for a right answer; the test harnesses turn it on.
+// Off by default (a fill per allocation); KILN_FILL_UNINITIALIZED=1 in the
+// environment turns it on at start-up. Like PyTorch's
+// torch.utils.deterministic.fill_uninitialized_memory.
+void set_fill_uninitialized(bool on);
+bool fill_uninitialized();
+
 namespace rt {
 enum Counter { kCompiled, kFallback, kGuardFailures, kLaunches, kNumCounters };
 extern std::atomic<uint64_t> g_counters[kNumCounters];

@@ -7,6 +7,8 @@
 // compiled region executed) and how many fell back.
 #pragma once
 
+#include "compare.h"
+
 #include <kiln/kiln.h>
 
 #include <cmath>
@@ -19,44 +21,11 @@ namespace capture_compare {
 
 inline int g_cases = 0, g_mismatches = 0;
 
-// The fused code keeps intermediates in the compute type (f32 for 16-bit
-// floats) where eager rounds after every op.
-inline double tolerance(kiln::DType dt) {
-  switch (dt) {
-  case kiln::DType::f64:
-    return 1e-12;
-  case kiln::DType::f32:
-    return 4e-6;
-  default:
-    return 3e-2;
-  }
-}
-
-// Max |a - b| relative to max(1, |b|); infinite when dtype or shape differ
-// or NaNs do not match.
-inline double difference(const kiln::Tensor &a, const kiln::Tensor &b) {
-  if (a.defined() != b.defined())
-    return INFINITY;
-  if (!a.defined())
-    return 0;
-  if (a.dtype() != b.dtype() || !(a.sizes() == b.sizes()))
-    return INFINITY;
-  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  double scale = 1, diff = 0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    scale = std::fmax(scale, std::fabs(y[i]));
-    double d = std::isnan(x[i]) || std::isnan(y[i])
-                   ? (std::isnan(x[i]) == std::isnan(y[i]) ? 0 : INFINITY)
-                   : std::fabs(x[i] - y[i]);
-    diff = std::fmax(diff, d);
-  }
-  return diff / scale;
-}
-
 inline void check(const std::string &name, kiln::DType dt,
                   const std::function<std::vector<kiln::Tensor>()> &fn,
                   uint64_t compiled_calls = 1, uint64_t fallback_calls = 0) {
   ++g_cases;
+  kiln::set_fill_uninitialized(true); // NaN in what a kernel forgets to write
   kiln::reset_stats();
   std::vector<kiln::Tensor> compiled = fn();
   kiln::Stats s = kiln::stats();
@@ -65,10 +34,10 @@ inline void check(const std::string &name, kiln::DType dt,
   kiln::set_compiled_enabled(true);
   double diff = compiled.size() == eager.size() ? 0 : INFINITY;
   for (size_t i = 0; i < compiled.size() && i < eager.size(); ++i)
-    diff = std::fmax(diff, difference(compiled[i], eager[i]));
+    diff = std::fmax(diff, kiln_compare::difference(compiled[i], eager[i]));
   bool counters = s.compiled_calls == compiled_calls &&
                   s.fallback_calls == fallback_calls;
-  if (!(diff <= tolerance(dt)) || !counters) {
+  if (!(diff <= kiln_compare::tolerance(dt)) || !counters) {
     ++g_mismatches;
     std::printf("MISMATCH %s [%s]: max diff %g; compiled calls %llu (expected "
                 "%llu), fallbacks %llu (expected %llu)\n",

@@ -1,0 +1,64 @@
+// How far a compiled result is from eager, for the execution tests'
+// harnesses (exec_compare.h, capture_compare.h): one tolerance table and one
+// element-wise rule.
+#pragma once
+
+#include <kiln/kiln.h>
+
+#include <cmath>
+#include <vector>
+
+namespace kiln_compare {
+
+// The fused code keeps intermediates in the compute type (f32 for 16-bit
+// floats) where eager rounds after every op.
+inline double tolerance(kiln::DType dt) {
+  switch (dt) {
+  case kiln::DType::f64:
+    return 1e-12;
+  case kiln::DType::f32:
+    return 2e-6;
+  default:
+    return 3e-2;
+  }
+}
+
+// The largest |got - want| relative to the largest finite |want| (at least
+// 1). NaN must meet NaN and an infinity the same infinity: otherwise, and
+// where definedness, dtype or shape differ, the difference is infinite.
+// With `ref` (the float64 reference, same shape): where `want` is not finite
+// but the reference is (eager rounded an intermediate to a 16-bit type and
+// overflowed where the fused code, keeping f32, did not), `got` is compared
+// with the reference instead.
+inline double difference(const kiln::Tensor &got, const kiln::Tensor &want,
+                         const kiln::Tensor &ref = kiln::Tensor()) {
+  if (got.defined() != want.defined())
+    return INFINITY;
+  if (!got.defined())
+    return 0;
+  if (got.dtype() != want.dtype() || !(got.sizes() == want.sizes()) ||
+      (ref.defined() && !(ref.sizes() == want.sizes())))
+    return INFINITY;
+  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  std::vector<double> r = ref.defined() ? ref.to_vector<double>() : w;
+  for (size_t i = 0; i < w.size(); ++i)
+    if (!std::isfinite(w[i]) && std::isfinite(r[i]))
+      w[i] = r[i];
+  double scale = 1, diff = 0;
+  for (double v : w)
+    if (std::isfinite(v))
+      scale = std::fmax(scale, std::fabs(v));
+  for (size_t i = 0; i < w.size(); ++i) {
+    double d;
+    if (std::isnan(g[i]) || std::isnan(w[i]))
+      d = std::isnan(g[i]) && std::isnan(w[i]) ? 0 : INFINITY;
+    else if (std::isinf(g[i]) || std::isinf(w[i]))
+      d = g[i] == w[i] ? 0 : INFINITY;
+    else
+      d = std::fabs(g[i] - w[i]);
+    diff = std::fmax(diff, d);
+  }
+  return diff / scale;
+}
+
+} // namespace kiln_compare

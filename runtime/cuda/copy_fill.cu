@@ -119,7 +119,8 @@ __global__ void __launch_bounds__(kThreads)
     out[i] = value;
 }
 
-void cuda_fill(void *out, DType dtype, double value, int64_t n, int device) {
+void cuda_fill(void *out, DType dtype, double value, int64_t n, int device,
+               bool counted) {
   set_device(device, "kiln::full");
   // Allocations are at least 512-byte aligned: vector stores are safe.
   dispatch_dtype(dtype, [&]<class T>() {
@@ -127,7 +128,7 @@ void cuda_fill(void *out, DType dtype, double value, int64_t n, int device) {
     dim3 block(kThreads);
     dim3 grid(unsigned(grid_for((n + V - 1) / V, kThreads, device)));
     fill_kernel<T><<<grid, block>>>(n, static_cast<T *>(out), convert<T>(value));
-    after_launch("fill", "contiguous", dtype, n, grid, block, device);
+    after_launch("fill", "contiguous", dtype, n, grid, block, device, counted);
   });
 }
 

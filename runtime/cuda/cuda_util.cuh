@@ -24,10 +24,11 @@ inline void set_device(int device, const char *fn) {
 }
 
 // After an eager kernel launch: throws "kiln::<what>: CUDA kernel launch
-// failed: ..." on an error, counts one launch, logs it (KILN_LOGS=kernels).
-// `path` names the kernel variant (contiguous, strided32, strided64).
+// failed: ..." on an error, counts one launch (unless !counted), logs it
+// (KILN_LOGS=kernels). `path` names the kernel variant (contiguous,
+// strided32, strided64).
 void after_launch(const char *what, const char *path, DType dt, int64_t n,
-                  dim3 grid, dim3 block, int device);
+                  dim3 grid, dim3 block, int device, bool counted = true);
 
 // Blocks for a grid-stride kernel over `work` items of `threads` threads:
 // enough to fill the device, no more.

@@ -88,13 +88,14 @@ int64_t grid_for(int64_t work, int threads, int device) {
 }
 
 void after_launch(const char *what, const char *path, DType dt, int64_t n,
-                  dim3 grid, dim3 block, int device) {
+                  dim3 grid, dim3 block, int device, bool counted) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) {
     std::string fn = std::string("kiln::") + what;
     cuda_fail(e, fn.c_str(), "CUDA kernel launch");
   }
-  rt::bump(rt::kLaunches);
+  if (counted)
+    rt::bump(rt::kLaunches);
   if (rt::log_enabled(rt::kLogKernels))
     rt::log(rt::kLogKernels,
             "launch %s %s n=%lld %s grid=%u block=%u (cuda:%d)", what,

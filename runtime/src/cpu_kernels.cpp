@@ -97,11 +97,14 @@ template <class T> void fill_rows(int64_t b, int64_t e, void *ctx) {
   std::fill(out + b, out + e, v);
 }
 
-void cpu_fill(void *out, DType dtype, double value, int64_t n) {
+void cpu_fill(void *out, DType dtype, double value, int64_t n, bool counted) {
   FillCtx ctx{out, value};
   RowFn fn = nullptr;
   dispatch_dtype(dtype, [&]<class T>() { fn = &fill_rows<T>; });
-  rt::cpu_launch("fill", n, kCpuGrain, fn, &ctx);
+  if (counted)
+    rt::cpu_launch("fill", n, kCpuGrain, fn, &ctx);
+  else
+    fn(0, n, &ctx);
 }
 
 } // namespace kiln::detail

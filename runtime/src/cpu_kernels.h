@@ -15,7 +15,8 @@ inline constexpr int64_t kCpuGrain = 32768;
 
 void cpu_pointwise(const PwLaunch &l);
 void cpu_copy(const CopyLaunch &l);
-void cpu_fill(void *out, DType dtype, double value, int64_t n);
+// `counted`: as cuda_fill's (cuda_backend.h).
+void cpu_fill(void *out, DType dtype, double value, int64_t n, bool counted = true);
 
 using RowFn = void (*)(int64_t begin, int64_t end, void *ctx);
 

@@ -31,6 +31,9 @@ void cuda_pointwise(const PwLaunch &l);
 void cuda_copy(const CopyLaunch &l);
 
 // Fills n contiguous elements of `dtype` at out with `value` (converted).
-void cuda_fill(void *out, DType dtype, double value, int64_t n, int device);
+// `counted`: counts as a kernel launch (not set_fill_uninitialized's fills,
+// which are instrumentation, not the program's work).
+void cuda_fill(void *out, DType dtype, double value, int64_t n, int device,
+               bool counted = true);
 
 } // namespace kiln::detail

@@ -46,9 +46,9 @@ Tensor empty_for(const char *fn, const Dims &shape, DType dt, Device dev) {
                     : dt == DType::b8 ? 1.0
                                       : -12345.0;
     if (dev.is_cuda())
-      cuda_fill(p, dt, poison, numel, dev.index);
+      cuda_fill(p, dt, poison, numel, dev.index, /*counted=*/false);
     else
-      cpu_fill(p, dt, poison, numel);
+      cpu_fill(p, dt, poison, numel, /*counted=*/false);
   }
   auto *s = new Storage(p, nbytes, dev);
   return Tensor::make(s, 0, shape, contiguous_strides(shape), dt);

@@ -36,6 +36,7 @@ inline bool compiled_enabled() {
 // every compiled kernel's outputs) before handing it out: NaN for floating
 // dtypes, -12345 for integers, true for bool. An element a kernel forgets to
 // write then cannot pass for a right answer; the test harnesses turn it on.
+// The fills are not counted in kernel_launches.
 // Off by default (a fill per allocation); KILN_FILL_UNINITIALIZED=1 in the
 // environment turns it on at start-up. Like PyTorch's
 // torch.utils.deterministic.fill_uninitialized_memory.

@@ -40,7 +40,7 @@ void cuda_pointwise(const PwLaunch &l) {
 
 void cuda_copy(const CopyLaunch &) { fail("kiln::Tensor::copy_: %s", kWhy); }
 
-void cuda_fill(void *, DType, double, int64_t, int device) {
+void cuda_fill(void *, DType, double, int64_t, int device, bool) {
   fail("kiln::full: %s (cuda:%d requested)", kWhy, device);
 }
 

@@ -3,8 +3,9 @@ the next row into shared memory with cp.async (16 bytes each) while it
 computes the current row: the next row's bytes are in flight without
 costing registers. Experiment only (row_variants.sh); prints the result.
 argv: generated .cu, new symbol prefix."""
-import re
 import sys
+
+import rows_loop
 
 s = open(sys.argv[1]).read()
 pfx = sys.argv[2]
@@ -19,19 +20,7 @@ template <int N> __device__ __forceinline__ void kiln_cp_wait() { asm volatile("
 '''
 s = s.replace("// Reductions: the op table's", helpers + "\n// Reductions: the op table's", 1)
 
-loop = re.compile(
-    r"  for \(int64_t row = (?P<start>[^;]*); row < sp.rows; row \+= (?P<step>.*?)\) \{\n"
-    r"(?P<setup>(?:    const int64_t [^\n]*\n)+)"
-    r"    #pragma unroll\n"
-    r"    for \(int k = 0; k < SLOTS; \+\+k\) \{\n"
-    r"      const int e = \(lane \+ k \* tpr\) \* V;\n"
-    r"      if \(k < sp.vpt && e < R\) \{\n"
-    r"        c0\[k\] = kiln_vec_load<V>\(in0 \+ b1 \+ e\);\n"
-    r"      \}\n"
-    r"    \}\n")
-m = loop.search(s)
-assert m, "rows loop not found"
-T = re.search(r"kiln_vec<([^,]*), V> c0\[SLOTS\]", s).group(1)
+m, T = rows_loop.find(s)
 new = f'''  extern __shared__ kiln_vec<{T}, V> kiln_stage[]; // [2][SLOTS][blockDim.x]
   auto stage = [&](int buf, int k) -> kiln_vec<{T}, V> & {{
     return kiln_stage[(buf * SLOTS + k) * blockDim.x + threadIdx.x];

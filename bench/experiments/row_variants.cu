@@ -289,6 +289,14 @@ template <class K> static int64_t resident_grid(K kern, int threads, size_t smem
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, threads, smem));
   return int64_t(per) * sms;
 }
+// The rows kernels' launch space: rows x R contiguous, V elements per
+// 16-byte slot, tpr threads per row.
+static kiln::RowSpace row_space(int64_t rows, int64_t R, int V, int tpr) {
+  kiln::RowSpace sp;
+  sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
+  sp.tpr = tpr, sp.vpt = int((R / V + tpr - 1) / tpr), sp.vec = 1;
+  return sp;
+}
 // ---- timing ----
 static void *flush_buf;
 static constexpr size_t kFlush = size_t(256) << 20;
@@ -467,9 +475,7 @@ int main(int argc, char **argv) {
     };
     kiln::RowStrides<2> st{{{R, 1, 0}, {R, 1, 0}}};
     auto launch = [&](auto kern, int tpr, int slots, int64_t grid) {
-      kiln::RowSpace sp;
-      sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
-      sp.tpr = tpr, sp.vpt = int((R / 4 + tpr - 1) / tpr), sp.vec = 1;
+      const kiln::RowSpace sp = row_space(rows, R, 4, tpr);
       (void)slots;
       return [=] {
         kern<<<unsigned(grid), unsigned(tpr)>>>(sp, st, x, y);
@@ -486,9 +492,7 @@ int main(int argc, char **argv) {
     run("base rows1 tpr256 grid sms*64", __kiln_base_softmax_k0_f32_rows1, 256, 1, std::min<int64_t>(rows, sms * 64));
     {
       // a warp per row, 8 rows per block of 256
-      kiln::RowSpace sp;
-      sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
-      sp.tpr = 32, sp.vpt = 8, sp.vec = 1;
+      const kiln::RowSpace sp = row_space(rows, R, 4, 32); // 8 slots
       for (int64_t grid : {rows / 8, std::min<int64_t>(rows / 8, sms * 64)}) {
         auto fn = [=] { __kiln_base_softmax_k0_f32_rows8<<<unsigned(grid), 256>>>(sp, st, x, y); };
         report("softmax base rows8 warp/row grid " + std::to_string(grid), fl, fn, check(fn), reps);
@@ -496,9 +500,7 @@ int main(int argc, char **argv) {
     }
     {
       auto arun = [&](const std::string &nm, auto kern, int tpr, int slots, int64_t grid) {
-        kiln::RowSpace sp;
-        sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
-        sp.tpr = tpr, sp.vpt = int((R / 4 + tpr - 1) / tpr), sp.vec = 1;
+        const kiln::RowSpace sp = row_space(rows, R, 4, tpr);
         const size_t smem = size_t(2) * slots * tpr * 16;
         auto fn = [=] { kern<<<unsigned(grid), unsigned(tpr), smem>>>(sp, st, x, y); };
         report("softmax " + nm, fl, fn, check(fn), reps);
@@ -511,9 +513,7 @@ int main(int argc, char **argv) {
     }
     {
       auto trun = [&](const std::string &nm, auto kern, int tpr, int stages, int64_t gmax) {
-        kiln::RowSpace sp;
-        sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
-        sp.tpr = tpr, sp.vpt = int((R / 4 + tpr - 1) / tpr), sp.vec = 1;
+        const kiln::RowSpace sp = row_space(rows, R, 4, tpr);
         const size_t smem = size_t(stages) * R * 4 + 8 * stages;
         const int64_t grid = std::min<int64_t>({rows, gmax, resident_grid(kern, tpr, smem, sms)});
         auto fn = [=] { kern<<<unsigned(grid), unsigned(tpr), smem>>>(sp, st, x, y); };
@@ -588,9 +588,7 @@ int main(int argc, char **argv) {
     };
     kiln::RowStrides<3> st{{{R, 1, 0}, {R, 1, 0}, {0, 1, 0}}};
     auto run = [&](const std::string &nm, auto kern, int tpr, int64_t grid) {
-      kiln::RowSpace sp;
-      sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
-      sp.tpr = tpr, sp.vpt = int((R / 8 + tpr - 1) / tpr), sp.vec = 1;
+      const kiln::RowSpace sp = row_space(rows, R, 8, tpr);
       auto fn = [=] { kern<<<unsigned(grid), unsigned(tpr)>>>(sp, st, x, w, y, 1e-6); };
       report("rms " + nm, fl, fn, check(fn), reps);
     };
@@ -603,9 +601,7 @@ int main(int argc, char **argv) {
     run("base rows8 tpr64 grid rows", __kiln_base_rms_k0_bf16_rows8, 64, rows);
     {
       auto arun = [&](const std::string &nm, auto kern, int tpr, int slots, int64_t grid) {
-        kiln::RowSpace sp;
-        sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
-        sp.tpr = tpr, sp.vpt = int((R / 8 + tpr - 1) / tpr), sp.vec = 1;
+        const kiln::RowSpace sp = row_space(rows, R, 8, tpr);
         const size_t smem = size_t(2) * slots * tpr * 16;
         auto fn = [=] { kern<<<unsigned(grid), unsigned(tpr), smem>>>(sp, st, x, w, y, 1e-6); };
         report("rms " + nm, fl, fn, check(fn), reps);
@@ -616,9 +612,7 @@ int main(int argc, char **argv) {
     }
     {
       auto trun = [&](const std::string &nm, auto kern, int tpr, int stages, int64_t gmax) {
-        kiln::RowSpace sp;
-        sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
-        sp.tpr = tpr, sp.vpt = int((R / 8 + tpr - 1) / tpr), sp.vec = 1;
+        const kiln::RowSpace sp = row_space(rows, R, 8, tpr);
         const size_t smem = size_t(stages) * R * 2 + 8 * stages;
         const int64_t grid = std::min<int64_t>({rows, gmax, resident_grid(kern, tpr, smem, sms)});
         auto fn = [=] { kern<<<unsigned(grid), unsigned(tpr), smem>>>(sp, st, x, w, y, 1e-6); };

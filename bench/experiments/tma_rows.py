@@ -5,27 +5,16 @@ block in flight without costing registers, the copies issued by one thread.
 The rows' elements must be contiguous and a row's bytes a multiple of 16
 (the host checks). Experiment only (row_variants.sh); prints the result.
 argv: generated .cu, new symbol prefix, STAGES."""
-import re
 import sys
+
+import rows_loop
 
 s = open(sys.argv[1]).read()
 pfx, stages = sys.argv[2], int(sys.argv[3])
 
 s = s.replace("// Reductions: the op table's", '#include "tma.h"\n\n// Reductions: the op table\'s', 1)
 
-loop = re.compile(
-    r"  for \(int64_t row = (?P<start>[^;]*); row < sp.rows; row \+= (?P<step>.*?)\) \{\n"
-    r"(?P<setup>(?:    const int64_t [^\n]*\n)+)"
-    r"    #pragma unroll\n"
-    r"    for \(int k = 0; k < SLOTS; \+\+k\) \{\n"
-    r"      const int e = \(lane \+ k \* tpr\) \* V;\n"
-    r"      if \(k < sp.vpt && e < R\) \{\n"
-    r"        c0\[k\] = kiln_vec_load<V>\(in0 \+ b1 \+ e\);\n"
-    r"      \}\n"
-    r"    \}\n")
-m = loop.search(s)
-assert m, "rows loop not found"
-T = re.search(r"kiln_vec<([^,]*), V> c0\[SLOTS\]", s).group(1)
+m, T = rows_loop.find(s)
 new = f'''  constexpr int STAGES = {stages};
   extern __shared__ __align__(128) unsigned char kiln_dyn[]; // [STAGES][groups][R] then the barriers
   const int grp = threadIdx.x / tpr;

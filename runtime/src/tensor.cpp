@@ -107,22 +107,9 @@ static void release(Storage *s) {
     delete s;
 }
 
-Tensor &Tensor::operator=(const Tensor &o) {
-  if (this != &o) {
-    if (o.storage_)
-      o.storage_->refs.fetch_add(1, std::memory_order_relaxed);
-    release(storage_);
-    storage_ = o.storage_;
-    offset_ = o.offset_;
-    numel_ = o.numel_;
-    sizes_ = o.sizes_;
-    strides_ = o.strides_;
-    dtype_ = o.dtype_;
-    device_ = o.device_;
-    contiguous_ = o.contiguous_;
-  }
-  return *this;
-}
+// Copy, then move: the fields are assigned in one place (the move), and
+// self-assignment is safe (the copy holds a reference first).
+Tensor &Tensor::operator=(const Tensor &o) { return *this = Tensor(o); }
 
 Tensor &Tensor::operator=(Tensor &&o) noexcept {
   if (this != &o) {

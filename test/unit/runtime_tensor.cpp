@@ -170,6 +170,15 @@ TEST_P(TensorOn, ViewsShareStorageAndKeepItAlive) {
     Tensor moved = std::move(copy);
     EXPECT_FALSE(copy.defined());
     EXPECT_EQ(t.storage()->refs.load(), 3);
+    Tensor assigned = zeros({1}, f32, dev());
+    assigned = moved; // drops the zeros, shares t's storage
+    EXPECT_EQ(t.storage()->refs.load(), 4);
+    const Tensor &alias = assigned;
+    assigned = alias; // self-assignment keeps the reference
+    EXPECT_EQ(t.storage()->refs.load(), 4);
+    EXPECT_EQ(kt::values(assigned), kt::values(v));
+    assigned = Tensor();
+    EXPECT_EQ(t.storage()->refs.load(), 3);
   }
   EXPECT_EQ(v.storage()->refs.load(), 1);
   EXPECT_EQ(kt::values(v), (std::vector<double>{0, 3, 1, 4, 2, 5}));

@@ -169,9 +169,9 @@ std::string element_body(const ir::Graph &g, const sched::Kernel &k,
       cos_of.try_emplace(n.operands[0], id);
   }
   for (auto [arg, s] : sin_of)
-    if (NodeId c = cos_of.lookup(arg); cos_of.count(arg)) {
-      partner[s] = c;
-      partner[c] = s;
+    if (auto c = cos_of.find(arg); c != cos_of.end()) {
+      partner[s] = c->second;
+      partner[c->second] = s;
     }
   for (NodeId id : k.nodes) {
     if (expr.count(id))

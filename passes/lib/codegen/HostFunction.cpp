@@ -359,11 +359,11 @@ struct Emitter {
          << "        void *args[] = {&" << sp << ", &st" << n << ptr_args
          << ", &partials};\n"
          ;
-      // Each pass over all blocks; after a pass with reductions, a block
-      // per row combines their partials for the next.
+      // Each pass over all blocks (a kernel per pass); after a pass with
+      // reductions, a block per row combines their partials for the next
+      // (the combine kernel reads sp.pass to know which).
       for (int p = 0; p < k.passes; ++p) {
-        os << "        " << sp << ".pass = " << p << ";\n"
-           << "        kiln::rt::launch("
+        os << "        kiln::rt::launch("
            << name(("split" + std::to_string(p)).c_str())
            << "_ref, dev, {grid}, {block}, args);\n";
         bool reduces = false;

@@ -35,20 +35,26 @@ void mark_rewritten(ASTContext &ctx, FunctionDecl *fd, llvm::StringRef payload) 
       ctx, (kRewrittenPrefix + payload).str(), nullptr, 0));
 }
 
+// `bool <symbol>_aliased(bool distinct0, ...)`: each argument is one
+// assumption of the fast path (two names, two objects or two storages), in
+// the order of the spec's pairs; the first that does not hold is counted
+// and logged as the guard that failed, naming that pair alone.
 std::string aliased_definition(llvm::StringRef symbol, llvm::StringRef user_name,
                                const RegionSpec &spec) {
-  std::string why;
+  std::vector<std::string> why;
   for (const auto &[a, b] : spec.distinct_objects)
-    why += (why.empty() ? "" : "; ") + ("'" + a.name() + "' and '" + b.name() +
-                                        "' are one object");
+    why.push_back("'" + a.name() + "' and '" + b.name() + "' are one object");
   for (const auto &[a, b] : spec.distinct_storage)
-    why += (why.empty() ? "" : "; ") +
-           ("'" + a.name() + "' is updated in place and shares storage with '" +
-            b.name() + "'");
-  std::string sym = aliased_symbol(symbol);
-  return "bool " + sym + "() __asm__(\"" + sym + "\");\nbool " + sym +
-         "() {\n  return kiln::rt::guard_failed(\"" + user_name.str() + "\", \"" +
-         why + "\");\n}\n\n";
+    why.push_back("'" + a.name() + "' is updated in place and shares storage with '" +
+                  b.name() + "'");
+  std::string sym = aliased_symbol(symbol), params, body;
+  for (size_t i = 0; i < why.size(); ++i) {
+    params += (i ? ", bool d" : "bool d") + std::to_string(i);
+    body += "  if (!d" + std::to_string(i) + ")\n    return kiln::rt::guard_failed(\"" +
+            user_name.str() + "\", \"" + why[i] + "\");\n";
+  }
+  return "bool " + sym + "(" + params + ") __asm__(\"" + sym + "\");\nbool " + sym +
+         "(" + params + ") {\n" + body + "  return true;\n}\n\n";
 }
 
 namespace {
@@ -113,6 +119,23 @@ FunctionDecl *declare_fast_path(ASTContext &ctx, llvm::StringRef symbol,
   for (size_t i = 0; i < spec.graph.outputs.size(); ++i)
     types.push_back(ctx.getPointerType(tensor));
   return declare_generated(ctx, symbol, types, loc);
+}
+
+// Sema chose the named return value of the function as written: a local
+// every `return` names is built in the caller's return slot. The rewritten
+// body returns other values too (a fast path's results), and a return of
+// another value into that slot overwrites the local without destroying it,
+// then the local's cleanup destroys what was returned: a use-after-free.
+// Every local gets its own storage; a return of it moves (one Tensor move).
+void drop_nrvo(Stmt *s) {
+  if (!s || isa<LambdaExpr, BlockExpr>(s))
+    return;
+  if (auto *ds = dyn_cast<DeclStmt>(s))
+    for (Decl *d : ds->decls())
+      if (auto *vd = dyn_cast<VarDecl>(d); vd && vd->isNRVOVariable())
+        vd->setNRVOVariable(false);
+  for (Stmt *c : s->children())
+    drop_nrvo(c);
 }
 
 struct Failed {
@@ -358,24 +381,24 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
     return block(body);
   }
   // Guards the fast path cannot check itself (it does not see every slot),
-  // then the call. A failed one calls <symbol>_aliased(), which counts the
-  // guard failure and the fallback as the fast path's own guards do.
+  // then the call: <symbol>_aliased(distinct...) counts and logs the first
+  // that fails, as the fast path's own guards do.
   Expr *cond = nullptr;
   auto conj = [&](Expr *e) { cond = cond ? binop(BO_LAnd, cond, e) : e; };
+  llvm::SmallVector<Expr *, 4> distinct;
   for (const auto &[a, b] : spec.distinct_objects)
-    conj(binop(BO_NE, addr(slot_expr(a)), addr(slot_expr(b))));
+    distinct.push_back(binop(BO_NE, addr(slot_expr(a)), addr(slot_expr(b))));
   for (const auto &[a, b] : spec.distinct_storage)
-    conj(binop(BO_NE, method(slot_expr(a), "storage", {}),
-               method(slot_expr(b), "storage", {})));
-  if (cond) {
+    distinct.push_back(binop(BO_NE, method(slot_expr(a), "storage", {}),
+                             method(slot_expr(b), "storage", {})));
+  if (!distinct.empty()) {
+    llvm::SmallVector<QualType, 4> bools(distinct.size(), ctx_.BoolTy);
     FunctionDecl *aliased =
-        declare_generated(ctx_, aliased_symbol(symbol), {}, loc_);
+        declare_generated(ctx_, aliased_symbol(symbol), bools, loc_);
     Expr *callee = sema_.BuildDeclRefExpr(aliased, aliased->getType(),
                                           VK_LValue, loc_);
-    cond = binop(BO_LOr, cond,
-                 check(sema_.BuildCallExpr(nullptr, callee, loc_, {}, loc_),
-                       "the call of the aliasing fallback"));
-    cond = check(sema_.ActOnParenExpr(loc_, loc_, cond), "parentheses");
+    conj(check(sema_.BuildCallExpr(nullptr, callee, loc_, distinct, loc_),
+               "the call of the aliasing check"));
   }
   FunctionDecl *fast = declare_fast_path(ctx_, symbol, spec, tensor_, loc_);
   llvm::SmallVector<Expr *, 8> args;
@@ -677,6 +700,7 @@ std::string Rewriter::run() {
     if (trap.hasErrorOccurred() || sfinae.hasErrorOccurred())
       throw Failed{"Sema rejected the rewritten body"};
     fd_->setBody(result);
+    drop_nrvo(result);
   } catch (const Failed &f) {
     for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
       (*it)();

@@ -26,6 +26,8 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <deque>
+#include <map>
+#include <set>
 
 using namespace clang;
 
@@ -172,6 +174,15 @@ private:
            !sm.isBeforeInTranslationUnit(e, l);
   }
 
+  // Locals that name the storage of another variable (`Tensor t = x;`) at
+  // the end of the previous region, when the next region starts right
+  // after it: the next region sees both as inputs, and an in-place update
+  // of one that assumes it shares nothing with the other would fail its
+  // guard on every call.
+  void note_aliases(const std::vector<State> &states);
+  void keep_unwritten(const Stmt *s);
+  std::set<std::pair<const VarDecl *, const VarDecl *>> shared_;
+
   ASTContext &ctx_;
   const FunctionDecl *fd_;
   Capturer cap_;
@@ -179,6 +190,43 @@ private:
   RefCounts refs_;
   const Stmt *body_ = nullptr;
 };
+
+void Planner::note_aliases(const std::vector<State> &states) {
+  shared_.clear();
+  bool first = true;
+  for (const State &st : states) {
+    if (st.abandoned)
+      continue;
+    // The plain variables naming each storage (an input's storage is also
+    // named by the variable it came through).
+    std::map<int, std::set<const VarDecl *>> names;
+    auto plain = [&](SlotId id) -> const VarDecl * {
+      const Slot &s = cap_.slot(id).slot;
+      return s.fields.empty() ? s.var : nullptr;
+    };
+    for (const auto &[id, v] : st.values) {
+      if (v.kind != Value::Tensor || v.storage < 0)
+        continue;
+      if (const VarDecl *vd = plain(id))
+        names[v.storage].insert(vd);
+      const Storage &s = st.storages[v.storage];
+      if (s.kind == Storage::Input)
+        if (const VarDecl *vd = plain(s.slot))
+          names[v.storage].insert(vd);
+    }
+    std::set<std::pair<const VarDecl *, const VarDecl *>> here;
+    for (const auto &[storage, vars] : names)
+      for (auto a = vars.begin(); a != vars.end(); ++a)
+        for (auto b = std::next(a); b != vars.end(); ++b)
+          here.insert({std::min(*a, *b), std::max(*a, *b)});
+    if (first)
+      shared_ = std::move(here);
+    else
+      for (auto it = shared_.begin(); it != shared_.end();)
+        it = here.count(*it) ? std::next(it) : shared_.erase(it);
+    first = false;
+  }
+}
 
 // Runs `s` in every specialisation; forks where a branch asks for a
 // decision. False (with the reason in `f`) when `s` cannot be captured.
@@ -232,6 +280,7 @@ bool Planner::try_stmt(std::vector<State> &states, const Stmt *s, Failure &f) {
 }
 
 void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
+  shared_.clear(); // a body may run again: nothing is known at its start
   size_t i = 0;
   const size_t n = stmts.size();
   std::optional<Break> split; // why the previous region ended
@@ -286,6 +335,7 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
       }
       if (region.num_ops > 0)
         plan_.regions.push_back(std::move(region));
+      note_aliases(at);
       for (const State &s : at)
         if (s.abandoned)
           plan_.breaks.push_back(
@@ -302,6 +352,7 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
     // The statement cannot start a region: a graph break.
     split.reset();
     const Stmt *s = stmts[i];
+    keep_unwritten(s);
     if (first_fail.silent) {
       plan_.silent = true;
       ++i;
@@ -314,7 +365,45 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
       plan_.breaks.push_back({at, first_fail.reason});
     for (const Stmt *b : subs)
       list(as_list(b), /*top=*/false);
+    if (!subs.empty())
+      shared_.clear();
     ++i;
+  }
+}
+
+// Drops the facts about variables statement `s` (run eagerly) may rebind:
+// all of them, unless every mention of the variable is an argument bound to
+// a const reference or taken by value (a const Tensor& cannot be made to
+// name another storage).
+void Planner::keep_unwritten(const Stmt *s) {
+  if (shared_.empty())
+    return;
+  RefCounts all, passed;
+  count_refs(s, all);
+  std::function<void(const Stmt *)> walk = [&](const Stmt *x) {
+    if (!x)
+      return;
+    if (const auto *call = dyn_cast<CallExpr>(x)) {
+      const FunctionDecl *f = call->getDirectCallee();
+      unsigned skip = isa<CXXOperatorCallExpr>(call) && isa_and_nonnull<CXXMethodDecl>(f) ? 1 : 0;
+      for (unsigned a = 0; f && a < call->getNumArgs(); ++a) {
+        if (a < skip || a - skip >= f->getNumParams())
+          continue;
+        QualType t = f->getParamDecl(a - skip)->getType();
+        bool by_const = !t->isReferenceType() ? !t->isPointerType()
+                                              : t->getPointeeType().isConstQualified();
+        const auto *dre = dyn_cast<DeclRefExpr>(call->getArg(a)->IgnoreParenImpCasts());
+        if (by_const && dre)
+          ++passed[dre->getDecl()];
+      }
+    }
+    for (const Stmt *c : x->children())
+      walk(c);
+  };
+  walk(s);
+  for (auto it = shared_.begin(); it != shared_.end();) {
+    auto written = [&](const VarDecl *v) { return all.lookup(v) != passed.lookup(v); };
+    it = written(it->first) || written(it->second) ? shared_.erase(it) : std::next(it);
   }
 }
 
@@ -539,10 +628,21 @@ bool Planner::finalize(const std::vector<State> &states,
           consider(t);
     }
     for (SlotId s : st.copy_back)
-      for (const State::Input &in : st.inputs)
-        if (in.slot >= 0 && in.slot != s && cap_.slot(in.slot).tensor)
-          add_pair(spec.distinct_storage, cap_.slot(s).slot,
-                   cap_.slot(in.slot).slot);
+      for (const State::Input &in : st.inputs) {
+        if (in.slot < 0 || in.slot == s || !cap_.slot(in.slot).tensor)
+          continue;
+        const Slot &a = cap_.slot(s).slot, &b = cap_.slot(in.slot).slot;
+        if (a.var && b.var && a.fields.empty() && b.fields.empty() &&
+            shared_.count({std::min(a.var, b.var), std::max(a.var, b.var)})) {
+          f = Failure();
+          f.loc = region.front()->getBeginLoc();
+          f.reason = "in-place update of '" + a.name() + "', which shares its "
+                     "storage with '" + b.name() + "' (assigned from it "
+                     "before), is not supported yet";
+          return false;
+        }
+        add_pair(spec.distinct_storage, a, b);
+      }
     spec.num_ops = st.num_ops;
     if (std::string err = ir::verify(spec.graph); !err.empty()) {
       f = Failure();

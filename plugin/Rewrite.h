@@ -56,9 +56,9 @@ std::string rewrite_function(clang::Sema &sema, clang::FunctionDecl *fd,
                              const std::vector<std::vector<std::string>> &symbols,
                              RewriteRecord &record);
 
-// The function a region's rewrite calls when an aliasing guard of
-// specialisation `symbol` fails (the host code defines it: it counts the
-// guard failure and returns false).
+// The function a region's rewrite calls to check the aliasing assumptions
+// of specialisation `symbol` that only the caller can see (the host code
+// defines it: it counts and logs the first that fails, returning false).
 inline std::string aliased_symbol(llvm::StringRef symbol) {
   return (symbol + "_aliased").str();
 }

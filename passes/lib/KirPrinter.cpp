@@ -159,6 +159,26 @@ std::string print(const Graph &g) {
 
   for (const std::string &a : g.assumptions)
     os << "  # assume: " << a << "\n";
+  for (auto [i, c] : llvm::enumerate(g.checks)) {
+    os << "  # check: c" << i << " = " << op_info(c.op).name;
+    if (c.op == Op::Input)
+      os << " #" << c.arg_index;
+    for (auto [j, o] : llvm::enumerate(c.operands))
+      os << (j ? ", c" : " c") << o;
+    if (is_reduction(c.op)) {
+      os << " {dims=[";
+      for (auto [j, d] : llvm::enumerate(c.dims))
+        os << (j ? ", " : "") << d;
+      os << "], keepdim=" << (c.keepdim ? "true" : "false") << "}";
+    }
+    if (c.raises)
+      os << " raises";
+    if (!c.name.empty())
+      os << " (" << c.name << ")";
+    if (c.loc.valid())
+      os << " line " << c.loc.line;
+    os << "\n";
+  }
 
   for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
     const Node &n = g.nodes[id];

@@ -94,7 +94,8 @@ llvm::Expected<std::vector<Step>> parse_list(llvm::StringRef list) {
 }
 
 bool same_graph(const Graph &a, const Graph &b) {
-  if (a.nodes.size() != b.nodes.size() || a.outputs != b.outputs)
+  if (a.nodes.size() != b.nodes.size() || a.outputs != b.outputs ||
+      a.checks.size() != b.checks.size())
     return false;
   for (size_t i = 0; i < a.nodes.size(); ++i) {
     const Node &x = a.nodes[i], &y = b.nodes[i];

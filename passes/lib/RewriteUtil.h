@@ -12,10 +12,12 @@ namespace kiln::ir {
 // Number of ops: ReduceSize is the last of enum Op.
 inline constexpr int kNumOps = static_cast<int>(Op::ReduceSize) + 1;
 
-// A builder for the rewritten form of `g`: same name and assumptions.
+// A builder for the rewritten form of `g`: same name, assumptions and
+// checks (which name only arguments and each other).
 inline GraphBuilder builder_like(const Graph &g) {
   GraphBuilder b(g.name);
   b.graph().assumptions = g.assumptions;
+  b.graph().checks = g.checks;
   return b;
 }
 

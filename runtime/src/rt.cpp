@@ -60,6 +60,37 @@ bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out) {
   return true;
 }
 
+bool reduced_shape(const Dims &in, std::initializer_list<int64_t> dims,
+                   bool keepdim, bool nonempty, Dims &out) {
+  const int rank = in.rank(), r = rank > 0 ? rank : 1;
+  bool reduced[kMaxRank] = {};
+  int64_t extent = 1;
+  for (int64_t d : dims) {
+    if (d < -r || d >= r)
+      return false;
+    int k = int(d < 0 ? d + r : d);
+    if (rank > 0 && !reduced[k]) {
+      reduced[k] = true;
+      extent *= in[k];
+    }
+  }
+  Dims o;
+  if (dims.size() == 0) {
+    for (int i = 0; i < rank; ++i)
+      extent *= in[i];
+    if (keepdim)
+      o.resize(rank, 1);
+  } else {
+    for (int i = 0; i < rank; ++i)
+      if (!reduced[i] || keepdim)
+        o.push_back(reduced[i] ? 1 : in[i]);
+  }
+  if (nonempty && extent == 0)
+    return false;
+  out = o;
+  return true;
+}
+
 template <int N>
 void make_offset_calc(const Dims &out_sizes,
                       std::initializer_list<const Tensor *> operands,

@@ -255,6 +255,38 @@ TEST(OffsetCalc, CollapsesDropsAndBroadcasts) {
                     "operand 0 of shape [4, 5] does not broadcast to [4, 6]");
 }
 
+// rt::reduced_shape (the compiled code's check of a dropped reduction)
+// against the eager reductions it stands for: false exactly where they
+// raise, else their result's shape.
+TEST(ReducedShape, AgreesWithEagerReductions) {
+  std::mt19937 rng(7);
+  const int64_t sizes[] = {0, 1, 2, 3};
+  for (int trial = 0; trial < 400; ++trial) {
+    Dims shape;
+    for (int i = 0, rank = int(rng() % 4); i < rank; ++i)
+      shape.push_back(sizes[rng() % 4]);
+    Tensor x = zeros(shape);
+    bool whole = rng() % 4 == 0, keepdim = rng() % 2, extreme = rng() % 2;
+    int64_t dim = int64_t(rng() % 9) - 4;
+    Dims got;
+    bool ok = whole ? rt::reduced_shape(shape, {}, false, extreme, got)
+                    : rt::reduced_shape(shape, {dim}, keepdim, extreme, got);
+    Tensor want;
+    bool raised = false;
+    try {
+      want = whole ? (extreme ? amax(x) : sum(x))
+                   : (extreme ? amax(x, dim, keepdim) : sum(x, dim, keepdim));
+    } catch (const Error &) {
+      raised = true;
+    }
+    SCOPED_TRACE(shape.str() + (whole ? " all dims" : " dim " + std::to_string(dim)) +
+                 (keepdim ? " keepdim" : "") + (extreme ? " amax" : " sum"));
+    ASSERT_EQ(ok, !raised);
+    if (ok)
+      ASSERT_EQ(got.str(), want.sizes().str());
+  }
+}
+
 TEST(OffsetCalc, RandomViewsMatchDirectOffsets) {
   std::mt19937 r(17);
   for (int iter = 0; iter < 200; ++iter) {

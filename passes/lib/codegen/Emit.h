@@ -54,6 +54,11 @@ void emit_pointwise_node(llvm::raw_ostream &os, const ir::Graph &g,
 std::string element_body(const ir::Graph &g, const sched::Kernel &k,
                          const ElementAccess &access, const std::string &indent);
 
+// The guard of a dropped value's shape check (ir::ShapeCheck::raises): what
+// it checks and the message logged when it fails.
+std::string dropped_check(const ir::ShapeCheck &c);
+std::string dropped_message(const ir::ShapeCheck &c);
+
 // Elements per 16-byte vector access for kernel k: 16 / the widest element.
 int vector_width(const ir::Graph &g, const sched::Kernel &k);
 

@@ -169,6 +169,9 @@ std::vector<GuardInfo> guard_infos(const std::vector<Variant> &variants,
       gl.in_variant(v.dtype, an + " is " + dt + like,
                     an + " is not " + dt + like);
     }
+    for (const ir::ShapeCheck &c : g.checks)
+      if (c.raises)
+        gl.in_variant(v.dtype, dropped_check(c), dropped_message(c));
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
       if (k.kind == sched::Kernel::Kind::Reduction) {
         reduction_guards(gl, v, ki, k);

@@ -405,6 +405,40 @@ struct Emitter {
        << "  }\n";
   }
 
+  // Values the function computes and drops (dce), whose eager ops raise
+  // for some shapes: their shapes are computed here, and inputs eager
+  // would raise on run the original body, which raises.
+  void shape_checks(const ir::Graph &g) {
+    for (auto [i, c] : llvm::enumerate(g.checks)) {
+      std::string k = "k" + std::to_string(i);
+      auto ref = [](int o) { return "k" + std::to_string(o); };
+      if (c.op == Op::Input) {
+        os << "  const kiln::Dims &" << k << " = a" << c.arg_index << ".sizes();\n";
+        continue;
+      }
+      if (ir::is_pointwise(c.op) && c.operands.size() == 1) {
+        os << "  const kiln::Dims &" << k << " = " << ref(c.operands[0]) << ";\n";
+        continue;
+      }
+      os << "  kiln::Dims " << k << ";\n";
+      if (ir::is_pointwise(c.op)) {
+        os << "  if (!kiln::rt::broadcast_shapes({";
+        for (auto [j, o] : llvm::enumerate(c.operands))
+          os << (j ? ", &" : "&") << ref(o);
+        os << "}, " << k << "))\n";
+      } else {
+        bool nonempty = c.op == Op::Amax || c.op == Op::Amin || c.op == Op::Argmax;
+        os << "  if (!kiln::rt::reduced_shape(" << ref(c.operands[0]) << ", {";
+        for (auto [j, d] : llvm::enumerate(c.dims))
+          os << (j ? ", " : "") << d;
+        os << "}, " << (c.keepdim ? "true" : "false") << ", "
+           << (nonempty ? "true" : "false") << ", " << k << "))\n";
+      }
+      os << "    return kiln::rt::guard_failed(kFn, \"" << dropped_message(c)
+         << "\");\n";
+    }
+  }
+
   void variant_function(const Variant &v, NodeId dispatch) {
     const ir::Graph &g = v.graph;
     kernel_refs(v);
@@ -427,6 +461,7 @@ struct Emitter {
         os << " like " << arg_name(g, g.node(dispatch).arg_index);
       os << "\");\n";
     }
+    shape_checks(g);
     // Every kernel's iteration space, before anything runs.
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
       if (k.kind == sched::Kernel::Kind::Reduction) {
@@ -458,6 +493,21 @@ struct Emitter {
 };
 
 } // namespace
+
+static std::string dropped_value(const ir::ShapeCheck &c) {
+  std::string s = c.name.empty() ? "a value" : "'" + c.name + "'";
+  if (c.loc.valid())
+    s += " (line " + std::to_string(c.loc.line) + ")";
+  return s + ", computed and dropped,";
+}
+
+std::string dropped_check(const ir::ShapeCheck &c) {
+  return dropped_value(c) + " has shapes eager accepts";
+}
+
+std::string dropped_message(const ir::ShapeCheck &c) {
+  return dropped_value(c) + " raises in eager for these shapes";
+}
 
 std::string arg_name(const ir::Graph &g, int arg) {
   for (NodeId id : g.args())

@@ -55,6 +55,13 @@ inline void count_compiled() { bump(kCompiled); }
 // Broadcast shapes as PyTorch does; false if they do not broadcast.
 bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out);
 
+// The shape of a reduction of a tensor of shape `in` over `dims` (negative
+// from the end; all dims when empty), as the eager reductions make it; false
+// where they raise: a dim out of range (a 0-d tensor takes 0 and -1) or,
+// with `nonempty` (amax, amin, argmax), an empty reduced extent.
+bool reduced_shape(const Dims &in, std::initializer_list<int64_t> dims,
+                   bool keepdim, bool nonempty, Dims &out);
+
 // Fills an OffsetCalc for `out_sizes` and the operands' sizes/strides
 // (broadcast dims get stride 0). Collapses adjacent dims where possible.
 template <int N>

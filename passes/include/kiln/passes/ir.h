@@ -138,10 +138,30 @@ struct Node {
   Loc loc;
 };
 
+// The shape computation of a value that dce dropped but whose eager op can
+// raise (shapes that do not broadcast, a dim out of range, amax of an empty
+// dim): the compiled code checks these shapes, and eager runs, and raises,
+// where they fail. Operands index earlier checks of the same graph; scalars
+// (which have no shape) are left out. Input entries name argument
+// `arg_index`.
+struct ShapeCheck {
+  Op op = Op::Input; // Input, a pointwise op or a reduction
+  llvm::SmallVector<int, 3> operands;
+  int arg_index = -1;
+  llvm::SmallVector<int64_t, 2> dims; // as Node::dims
+  bool keepdim = false;
+  bool raises = false; // this op itself can raise (else a step towards one)
+  std::string name;    // the user's name for the dropped value
+  Loc loc;
+};
+
 struct Graph {
   std::string name;        // e.g. the user's function name
   std::vector<Node> nodes; // topological order; id == index
   std::vector<NodeId> outputs;
+  // Dropped values whose errors eager would raise (dce); printed in KIR as
+  // `# check: ...`.
+  std::vector<ShapeCheck> checks;
   // Relations between symbolic dims that the graph's types rely on, e.g.
   // "s0 == s1" when [s0] and [s1] were broadcast together (infer_types);
   // the compiled code must guard them. Printed in KIR as `# assume: ...`.

@@ -6,8 +6,7 @@
 #include <kiln/passes/passes.h>
 
 #include "RewriteUtil.h"
-
-#include <functional>
+#include "ShapeChecks.h"
 
 namespace kiln::passes {
 
@@ -83,34 +82,10 @@ Graph dce(const Graph &g, const PassOptions &) {
     if (live[id])
       map[id] = copy_node(b, g.nodes[id], map);
 
-  std::vector<ShapeCheck> &checks = b.graph().checks;
-  std::vector<int> check_of(g.nodes.size(), -2); // -2 unvisited, -1 scalar
-  std::function<int(NodeId)> add = [&](NodeId id) -> int {
-    if (check_of[id] != -2)
-      return check_of[id];
-    const Node &n = g.node(id);
-    if (n.type.scalar || n.op == Op::Constant || n.op == Op::ScalarInput)
-      return check_of[id] = -1;
-    ShapeCheck c;
-    c.op = n.op;
-    if (n.op == Op::Input) {
-      c.arg_index = n.arg_index;
-    } else {
-      for (NodeId o : n.operands)
-        if (int k = add(o); k >= 0)
-          c.operands.push_back(k);
-      c.dims = n.dims;
-      c.keepdim = n.keepdim;
-      c.raises = can_raise(g, n);
-      c.name = n.name;
-      c.loc = n.loc;
-    }
-    checks.push_back(std::move(c));
-    return check_of[id] = int(checks.size()) - 1;
-  };
+  ShapeCheckBuilder checks(g, b.graph().checks);
   for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id)
     if (!live[id] && can_raise(g, g.node(id)))
-      add(id);
+      checks.value(id, /*raises=*/true);
   return finish(b, g, map);
 }
 

@@ -12,6 +12,7 @@
 
 #include "ReduceDims.h"
 #include "RewriteUtil.h"
+#include "ShapeChecks.h"
 
 namespace kiln::passes {
 
@@ -188,6 +189,21 @@ private:
   }
 };
 
+// The shapes of a norm's input, weight and bias are valid for every value
+// of their symbols: x of rank >= 1, each tensor argument [x's last dim].
+bool norm_args_known(const Graph &g, const Node &n) {
+  const Shape &x = g.node(n.operands[0]).type.shape;
+  if (!x.ranked || x.dims.empty())
+    return false;
+  for (size_t i = 1; i < n.operands.size(); ++i) {
+    const Type &t = g.node(n.operands[i]).type;
+    if (!t.scalar && !(t.shape.ranked && t.shape.dims.size() == 1 &&
+                       t.shape.dims[0] == x.dims.back()))
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
@@ -198,10 +214,16 @@ llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
                                        snippets().error);
   GraphBuilder b = builder_like(g);
   Expander expander(b);
+  ShapeCheckBuilder checks(g, b.graph().checks);
   std::vector<NodeId> map(g.nodes.size(), -1);
   for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
     const Node &n = g.nodes[id];
     OpKind kind = op_info(n.op).kind;
+    // The norms' eager checks that their decomposition (which broadcasts)
+    // does not make: a 0-d input, a weight or bias not of shape [x.size(-1)]
+    // (runtime/src/reduce.cpp, plan_last and set_affine).
+    if ((n.op == Op::LayerNorm || n.op == Op::RmsNorm) && !norm_args_known(g, n))
+      checks.constraint(n);
     if (kind != OpKind::Pointwise && kind != OpKind::Composite) {
       map[id] = copy_node(b, n, map);
       continue;

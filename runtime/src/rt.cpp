@@ -91,6 +91,15 @@ bool reduced_shape(const Dims &in, std::initializer_list<int64_t> dims,
   return true;
 }
 
+bool norm_shapes(const Dims &x, std::initializer_list<const Dims *> params) {
+  if (x.rank() == 0)
+    return false;
+  for (const Dims *p : params)
+    if (p->rank() != 1 || (*p)[0] != x[x.rank() - 1])
+      return false;
+  return true;
+}
+
 template <int N>
 void make_offset_calc(const Dims &out_sizes,
                       std::initializer_list<const Tensor *> operands,

@@ -467,7 +467,7 @@ def type_of(e, sc):
         if not x.shape:
             raise Invalid("norm of a 0-d tensor")
         for w in ts[1:]:
-            if w.dtype != "undef" and (w.scalar or w.shape != x.shape[-1:]):
+            if w.dtype != "undef" and (w.scalar or w.shape != x.shape[-1:]) and not e.attrs.get("bad"):
                 raise Invalid("weight shape")
         return x
     if e.kind == "view":
@@ -739,15 +739,25 @@ class Gen:
         # the weight follows the universe's last dim in the other input set
         alt = [self.alt_of(fn, t.shape[-1])] if t.shape else [1]
 
+        # Now and then a weight eager raises on (not of the last dim's size):
+        # the compiled code must raise too.
+        bad = r.random() < 0.08
+
         def weight():
             if r.random() < 0.3:
                 return E("undef")
-            p = self.new_param(fn, "tensor", (last, alt), t.dtype if r.random() < 0.8 else "f32")
-            sc.vars[p.name] = Ty(tuple(last), p.dtypes[0])
+            shape = (last, alt)
+            if bad:
+                shape = r.choice([([1], [1]), ([last[0] + 1], [alt[0] + 1]), (last, [alt[0] + 1])])
+            p = self.new_param(fn, "tensor", shape, t.dtype if r.random() < 0.8 else "f32")
+            sc.vars[p.name] = Ty(tuple(shape[0]), p.dtypes[0])
             return E("var", p.name)
+        attrs = {"bad": True} if bad else {}
         if name == "layer_norm":
-            return E("row", name, [x, weight(), weight()], {"eps": r.choice([None, 1e-5, 1e-3])})
-        return E("row", name, [x, weight()], {"eps": r.choice([None, 1e-6, 1e-5])})
+            attrs["eps"] = r.choice([None, 1e-5, 1e-3])
+            return E("row", name, [x, weight(), weight()], attrs)
+        attrs["eps"] = r.choice([None, 1e-6, 1e-5])
+        return E("row", name, [x, weight()], attrs)
 
     def alt_of(self, fn, size):
         for p in fn.params:

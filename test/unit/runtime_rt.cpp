@@ -287,6 +287,33 @@ TEST(ReducedShape, AgreesWithEagerReductions) {
   }
 }
 
+// rt::norm_shapes (the compiled code's check of a decomposed norm's
+// arguments) against eager layer_norm: false exactly where it raises.
+TEST(NormShapes, AgreesWithEagerLayerNorm) {
+  std::mt19937 rng(11);
+  auto random_shape = [&](int max_rank) {
+    Dims d;
+    for (int i = 0, rank = int(rng() % (max_rank + 1)); i < rank; ++i)
+      d.push_back(int64_t(rng() % 4));
+    return d;
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    Dims xs = random_shape(3), ws = random_shape(2), bs = random_shape(2);
+    if (rng() % 2 && xs.rank() > 0)
+      ws = Dims{xs[xs.rank() - 1]};
+    if (rng() % 2 && xs.rank() > 0)
+      bs = Dims{xs[xs.rank() - 1]};
+    bool raised = false;
+    try {
+      layer_norm(zeros(xs), zeros(ws), zeros(bs));
+    } catch (const Error &) {
+      raised = true;
+    }
+    SCOPED_TRACE(xs.str() + " " + ws.str() + " " + bs.str());
+    ASSERT_EQ(rt::norm_shapes(xs, {&ws, &bs}), !raised);
+  }
+}
+
 TEST(OffsetCalc, RandomViewsMatchDirectOffsets) {
   std::mt19937 r(17);
   for (int iter = 0; iter < 200; ++iter) {

@@ -54,7 +54,7 @@ void emit_pointwise_node(llvm::raw_ostream &os, const ir::Graph &g,
 std::string element_body(const ir::Graph &g, const sched::Kernel &k,
                          const ElementAccess &access, const std::string &indent);
 
-// The guard of a dropped value's shape check (ir::ShapeCheck::raises): what
+// The guard of a shape check (ir::ShapeCheck::raises): what
 // it checks and the message logged when it fails.
 std::string dropped_check(const ir::ShapeCheck &c);
 std::string dropped_message(const ir::ShapeCheck &c);

@@ -405,9 +405,10 @@ struct Emitter {
        << "  }\n";
   }
 
-  // Values the function computes and drops (dce), whose eager ops raise
-  // for some shapes: their shapes are computed here, and inputs eager
-  // would raise on run the original body, which raises.
+  // Shapes eager raises on that the kernels do not check: values the
+  // function computes and drops (dce), arguments of decomposed ops (the
+  // norms' weights). Computed here; inputs eager would raise on run the
+  // original body, which raises.
   void shape_checks(const ir::Graph &g) {
     for (auto [i, c] : llvm::enumerate(g.checks)) {
       std::string k = "k" + std::to_string(i);
@@ -426,6 +427,11 @@ struct Emitter {
         for (auto [j, o] : llvm::enumerate(c.operands))
           os << (j ? ", &" : "&") << ref(o);
         os << "}, " << k << "))\n";
+      } else if (c.op == Op::LayerNorm || c.op == Op::RmsNorm) {
+        os << "  if (!kiln::rt::norm_shapes(" << ref(c.operands[0]) << ", {";
+        for (size_t j = 1; j < c.operands.size(); ++j)
+          os << (j > 1 ? ", &" : "&") << ref(c.operands[j]);
+        os << "}))\n";
       } else {
         bool nonempty = c.op == Op::Amax || c.op == Op::Amin || c.op == Op::Argmax;
         os << "  if (!kiln::rt::reduced_shape(" << ref(c.operands[0]) << ", {";
@@ -494,19 +500,21 @@ struct Emitter {
 
 } // namespace
 
-static std::string dropped_value(const ir::ShapeCheck &c) {
+static std::string checked_value(const ir::ShapeCheck &c) {
   std::string s = c.name.empty() ? "a value" : "'" + c.name + "'";
   if (c.loc.valid())
     s += " (line " + std::to_string(c.loc.line) + ")";
+  if (ir::op_info(c.op).kind == ir::OpKind::Composite)
+    return s + ": " + ir::op_info(c.op).name + "'s input, weight or bias";
   return s + ", computed and dropped,";
 }
 
 std::string dropped_check(const ir::ShapeCheck &c) {
-  return dropped_value(c) + " has shapes eager accepts";
+  return checked_value(c) + " has shapes eager accepts";
 }
 
 std::string dropped_message(const ir::ShapeCheck &c) {
-  return dropped_value(c) + " raises in eager for these shapes";
+  return checked_value(c) + " raises in eager for these shapes";
 }
 
 std::string arg_name(const ir::Graph &g, int arg) {

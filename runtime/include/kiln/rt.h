@@ -61,6 +61,9 @@ bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out);
 // with `nonempty` (amax, amin, argmax), an empty reduced extent.
 bool reduced_shape(const Dims &in, std::initializer_list<int64_t> dims,
                    bool keepdim, bool nonempty, Dims &out);
+// The shapes layer_norm and rms_norm accept: an input of at least one dim,
+// each weight or bias of shape [the input's last dim].
+bool norm_shapes(const Dims &x, std::initializer_list<const Dims *> params);
 
 // Fills an OffsetCalc for `out_sizes` and the operands' sizes/strides
 // (broadcast dims get stride 0). Collapses adjacent dims where possible.

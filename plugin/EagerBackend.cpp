@@ -225,8 +225,8 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
      << "bool " << spec.symbol << "(" << params << ") __asm__(\"" << spec.symbol
      << "\");\n"
      << "bool " << spec.symbol << "(" << params << ") {\n"
-     << "  if (!kiln::compiled_enabled())\n"
-     << "    return kiln::rt::disabled_fallback();\n"
+     << "  if (kiln::rt::fast_path_off(\"" << spec.user_name << "\"))\n"
+     << "    return false;\n"
      << "  [[maybe_unused]] auto kiln_b8 = [](bool b) {\n"
      << "    kiln::Operand o = int64_t(b);\n"
      << "    o.scalar_dtype = kiln::DType::b8;\n"

@@ -36,6 +36,17 @@ config.substitutions.append(("%kiln_opt", os.path.join(obj, "bin", "kiln-opt")))
 config.substitutions.append(("%kiln_dump", "-fplugin-arg-kiln-dump"))
 config.substitutions.append(("%kiln_remarks", "-fplugin-arg-kiln-remarks"))
 
+# `lit --param force-guard-failure=1` (scripts/test-forced-fallback.sh):
+# every compiled function's guards fail, so every call runs the original
+# body; the harnesses then want eager's results exactly and no fast path.
+# Lines about what the fast path did use the prefix %compiled: COMPILED, or
+# FORCED in this mode.
+forced = lit_config.params.get("force-guard-failure", "0") not in ("", "0")
+if forced:
+    config.environment["KILN_FORCE_GUARD_FAILURE"] = "1"
+    config.available_features.add("forced-guard-failure")
+config.substitutions.append(("%compiled", "FORCED" if forced else "COMPILED"))
+
 # FileCheck, not, count from LLVM 19's tools.
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, os.path.join(obj, "bin"), config.environment.get("PATH", "")])

@@ -10,10 +10,12 @@
 
 namespace kiln {
 
-static std::atomic<bool> g_fill_uninitialized{[] {
-  const char *env = std::getenv("KILN_FILL_UNINITIALIZED");
+bool rt::env_flag(const char *name) {
+  const char *env = std::getenv(name);
   return env && *env && std::strcmp(env, "0") != 0;
-}()};
+}
+
+static std::atomic<bool> g_fill_uninitialized{rt::env_flag("KILN_FILL_UNINITIALIZED")};
 void set_fill_uninitialized(bool on) { g_fill_uninitialized.store(on); }
 bool fill_uninitialized() { return g_fill_uninitialized.load(std::memory_order_relaxed); }
 

@@ -37,6 +37,12 @@ inline void check(const std::string &name, kiln::DType dt,
     diff = std::fmax(diff, kiln_compare::difference(compiled[i], eager[i]));
   bool counters = s.compiled_calls == compiled_calls &&
                   s.fallback_calls == fallback_calls;
+  // With every guard made to fail, each call runs the original body (whose
+  // calls of other compiled functions fall back too): eager's results
+  // exactly, and no fast path.
+  if (kiln::force_guard_failure())
+    counters = s.compiled_calls == 0 &&
+               s.fallback_calls >= compiled_calls + fallback_calls;
   if (!(diff <= kiln_compare::tolerance(dt)) || !counters) {
     ++g_mismatches;
     std::printf("MISMATCH %s [%s]: max diff %g; compiled calls %llu (expected "

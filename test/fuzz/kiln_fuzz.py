@@ -1004,9 +1004,10 @@ class Config:
     asan: bool = False
     opt: str = "-O1"
     timeout: int = 300
+    include: str = os.path.join(ROOT, "runtime", "include")
 
     def flags(self):
-        f = ["-std=c++20", self.opt, "-g0", "-I" + os.path.join(ROOT, "runtime", "include"),
+        f = ["-std=c++20", self.opt, "-g0", "-I" + self.include,
              "-I" + os.path.join(HERE, "Inputs"), "-Wno-unused-variable"]
         if self.asan:
             f += ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
@@ -1088,13 +1089,15 @@ def errors_only(text):
 CASE_RE = re.compile(r"^CASE (\d+) (BEGIN|RESULT|STATS) ?(.*)$")
 
 
-def exec_tu(exe, n, cuda, timeout):
+def exec_tu(exe, n, cuda, timeout, forced=False):
     """Runs a TU's cases, each once; a crash or hang marks the case and the
     run resumes after it."""
     results = {}
     start = 0
     env = dict(os.environ)
     env["KILN_LOGS"] = "guards"
+    if forced:
+        env["KILN_FORCE_GUARD_FAILURE"] = "1"
     env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
     while start < n:
         cmd = [exe, "--from", str(start)] + (["--cuda"] if cuda else [])
@@ -1227,6 +1230,8 @@ def cmd_run(args, build_only=False):
     cfg = config(args)
     t0 = time.time()
     work = args.out or tempfile.mkdtemp(prefix="kiln-fuzz-")
+    if args.out and args.fresh:
+        shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work, exist_ok=True)
     opaque = opaque_object(cfg, work)
     plan = tu_plan(args.seed, args.functions, args.per_tu)
@@ -1252,7 +1257,8 @@ def cmd_run(args, build_only=False):
 def exec_and_report(args, cfg, work, builds, t0):
     runs = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futs = {pool.submit(exec_tu, b["exe"], b["n"], args.cuda, cfg.timeout): b for b in builds if b["ok"]}
+        futs = {pool.submit(exec_tu, b["exe"], b["n"], args.cuda, cfg.timeout, args.force_guard_failure): b
+                for b in builds if b["ok"]}
         for f in concurrent.futures.as_completed(futs):
             runs[futs[f]["seed"]] = f.result()
     failures, build_fail = summarize(builds, runs, t0, args)
@@ -1460,7 +1466,8 @@ def config(args):
     build = args.build or os.environ.get("KILN_BUILD_DIR") or os.path.join(ROOT, "build")
     cxx = args.cxx or shutil.which("clang++-19") or "clang++"
     return Config(build=build, cxx=cxx, cuda=args.cuda, asan=args.asan,
-                  opt=args.opt, timeout=args.timeout)
+                  opt=args.opt, timeout=args.timeout,
+                  include=args.include or os.path.join(ROOT, "runtime", "include"))
 
 
 def main():
@@ -1473,6 +1480,7 @@ def main():
     ap.add_argument("--function", type=int, default=0, help="show: which function")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--out", help="keep the TUs, binaries and failures here")
+    ap.add_argument("--fresh", action="store_true", help="empty --out first")
     ap.add_argument("--build", help="Kiln's build folder (default: $KILN_BUILD_DIR or build/)")
     ap.add_argument("--cxx", help="clang++ 19 (default: clang++-19)")
     ap.add_argument("--cuda", action="store_true", help="CUDA kernels and CUDA inputs")
@@ -1482,6 +1490,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--max-trials", type=int, default=300)
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--force-guard-failure", action="store_true",
+                    help="run with every guard made to fail: compiled must equal eager exactly")
+    ap.add_argument("--include", help="Kiln's headers (default: runtime/include of this tree)")
     args = ap.parse_args()
     if args.command == "show":
         tu_seed = args.seed + args.function // args.per_tu

@@ -116,6 +116,30 @@ TEST(Guards, FailureCountsLogsAndReturnsFalse) {
   EXPECT_EQ(s.kernel_launches, 0u);
 }
 
+// The fast path's first check: on, switched off, made to fail.
+TEST(Guards, FastPathOffAndForcedFailure) {
+  reset_stats();
+  EXPECT_FALSE(rt::fast_path_off("f"));
+  set_compiled_enabled(false);
+  EXPECT_TRUE(rt::fast_path_off("f"));
+  set_compiled_enabled(true);
+  EXPECT_EQ(stats().fallback_calls, 1u);
+  EXPECT_EQ(stats().guard_failures, 0u) << "switched off is not a guard failure";
+  set_force_guard_failure(true);
+  {
+    LogMask on(rt::kLogGuards);
+    CaptureStderr();
+    EXPECT_TRUE(rt::fast_path_off("f"));
+    EXPECT_EQ(GetCapturedStderr(),
+              "[kiln] f: guard failed: every guard fails "
+              "(kiln::set_force_guard_failure, KILN_FORCE_GUARD_FAILURE)\n");
+  }
+  set_force_guard_failure(false);
+  EXPECT_FALSE(rt::fast_path_off("f"));
+  EXPECT_EQ(stats().fallback_calls, 2u);
+  EXPECT_EQ(stats().guard_failures, 1u);
+}
+
 std::string self_exe() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);

@@ -583,8 +583,8 @@ std::string emit_host_function(const FunctionSpec &spec,
      << spec.symbol << "\");\n";
   os << "bool " << spec.symbol << "(" << e.params() << ") {\n";
   os << "  constexpr const char *kFn = \"" << spec.user_name << "\";\n";
-  os << "  if (!kiln::compiled_enabled())\n"
-     << "    return kiln::rt::disabled_fallback();\n";
+  os << "  if (kiln::rt::fast_path_off(kFn))\n"
+     << "    return false;\n";
   // Every tensor argument defined, all on one device.
   std::vector<NodeId> tensors;
   for (NodeId id : first.graph.args())

@@ -52,6 +52,19 @@ void cpu_launch(const char *name, int64_t n, int64_t grain,
 bool guard_failed(const char *function, const char *reason);
 inline void count_compiled() { bump(kCompiled); }
 
+// A fast path's first check: true (the caller runs the original body) when
+// fast paths are switched off (set_compiled_enabled) or made to fail
+// (set_force_guard_failure), counted and logged as those say.
+inline bool fast_path_off(const char *function) {
+  if (!compiled_enabled())
+    return !disabled_fallback();
+  if (force_guard_failure())
+    return !guard_failed(function, "every guard fails "
+                                   "(kiln::set_force_guard_failure, "
+                                   "KILN_FORCE_GUARD_FAILURE)");
+  return false;
+}
+
 // Broadcast shapes as PyTorch does; false if they do not broadcast.
 bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out);
 

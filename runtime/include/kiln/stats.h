@@ -32,6 +32,23 @@ inline bool compiled_enabled() {
   return g_compiled_enabled.load(std::memory_order_relaxed);
 }
 
+// Makes every compiled function's guards fail (true): each call runs the
+// original body, counted as a guard failure and a fallback, and logged
+// under KILN_LOGS=guards. For checking that the fallback path gives eager's
+// results everywhere (the test suites run once this way). Off by default;
+// KILN_FORCE_GUARD_FAILURE=1 in the environment turns it on at start-up.
+namespace rt {
+bool env_flag(const char *name); // set, not empty and not "0"
+}
+inline std::atomic<bool> g_force_guard_failure{
+    rt::env_flag("KILN_FORCE_GUARD_FAILURE")};
+inline void set_force_guard_failure(bool on) {
+  g_force_guard_failure.store(on, std::memory_order_relaxed);
+}
+inline bool force_guard_failure() {
+  return g_force_guard_failure.load(std::memory_order_relaxed);
+}
+
 // Fills the memory of every new tensor (kiln::empty, every eager op's and
 // every compiled kernel's outputs) before handing it out: NaN for floating
 // dtypes, -12345 for integers, true for bool. An element a kernel forgets to

@@ -14,6 +14,8 @@
 //   CASE <k> RESULT <ok|fail> <kind> <detail>
 //   CASE <k> STATS compiled=<n> fallback=<n> guard_failures=<n>
 // kinds: exception (one side threw), shape (definedness, dtype or shape),
+// forced (a fast path ran under kiln::set_force_guard_failure, where values
+// must equal eager's exactly),
 // value (compiled farther from float64 than eager and than the tolerance),
 // accuracy (compiled far less accurate than eager), refcount, alias.
 // A crash or hang is seen by the driver: a BEGIN without its RESULT.
@@ -237,7 +239,9 @@ inline Verdict compare(const Run &c, const Run &e, const Run &r) {
                                  : nullptr;
     if (!kiln::is_floating(dt)) {
       int64_t bad = 0;
-      if (rt)
+      if (kiln::force_guard_failure())
+        bad = value_difference(ct, et) != 0;
+      else if (rt)
         bad = wrong_discrete(ct, et, *rt);
       else if (value_difference(ct, et) != 0)
         bad = 1;
@@ -251,12 +255,13 @@ inline Verdict compare(const Run &c, const Run &e, const Run &r) {
       continue;
     }
     double diff = value_difference(ct, et);
-    double tol = kiln_compare::tolerance(dt);
+    double tol = kiln_compare::tolerance(dt); // 0 when guards are made to fail
     double err_c = rt ? value_difference(ct, *rt) : diff;
     double err_e = rt ? value_difference(et, *rt) : 0;
     // Beyond the tolerance of eager, compiled must be about as close to
     // float64 as eager (summation orders differ: either may be luckier).
-    if (!(diff <= tol) && !(err_c <= std::max(2 * err_e, tol))) {
+    if (!(diff <= tol) && (kiln::force_guard_failure() ||
+                           !(err_c <= std::max(2 * err_e, tol)))) {
       std::snprintf(buf, sizeof buf,
                     "output %zu (%s): compiled vs eager %g (tolerance %g); "
                     "vs float64: compiled %g, eager %g",
@@ -302,6 +307,8 @@ inline int main(int argc, char **argv, const Case *cases, int n) {
       total.fallback_calls += c.stats.fallback_calls;
       total.guard_failures += c.stats.guard_failures;
       v = compare(c, e, r);
+      if (!v.kind && kiln::force_guard_failure() && c.stats.compiled_calls)
+        v = {"forced", "a fast path ran with every guard made to fail"};
     }
     std::printf("CASE %d STATS compiled=%" PRIu64 " fallback=%" PRIu64
                 " guard_failures=%" PRIu64 "\n",

@@ -7,11 +7,12 @@
 // RUN: %kiln_cxx -c -fplugin-arg-kiln-cuda=off %s -o %t.o
 // RUN: %kiln_cxx_eager %t.o %kiln_link -o %t && %t | FileCheck %s
 // A failed aliasing guard names the pair that aliases, and only that pair.
-// RUN: env KILN_LOGS=guards %t 2>&1 | FileCheck --check-prefix=GUARD %s
-// GUARD-NOT: guard failed: {{.*}};
-// GUARD: [kiln] out_params: guard failed: 's' and 'c' are one object
-// GUARD-NOT: guard failed: {{.*}};
-// GUARD: [kiln] axpy: guard failed: 'y' is updated in place and shares storage with 'x'
+// RUN: env KILN_LOGS=guards %t 2>&1 | FileCheck --check-prefix=GUARD-%compiled %s
+// GUARD-COMPILED-NOT: guard failed: {{.*}};
+// GUARD-COMPILED: [kiln] out_params: guard failed: 's' and 'c' are one object
+// GUARD-COMPILED-NOT: guard failed: {{.*}};
+// GUARD-COMPILED: [kiln] axpy: guard failed: 'y' is updated in place and shares storage with 'x'
+// GUARD-FORCED: guard failed: every guard fails (kiln::set_force_guard_failure, KILN_FORCE_GUARD_FAILURE)
 // RUN: %kiln_cxx -c -fplugin-arg-kiln-cuda=off -DBACKEND='"backend=eager"' %s -o %t.eager.o
 // RUN: %kiln_cxx_eager %t.eager.o %kiln_link -o %t.eager && %t.eager | FileCheck %s
 // CHECK-NOT: MISMATCH

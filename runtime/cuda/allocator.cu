@@ -17,6 +17,9 @@ constexpr int kMaxDevices = 64;
 struct DeviceCache {
   std::mutex mu;
   std::unordered_map<size_t, std::vector<void *>> free; // by size class
+  size_t reserved = 0; // bytes taken from cudaMalloc (in use or cached)
+  size_t in_use = 0;   // bytes held by live tensors
+  size_t limit = 0;    // set_cuda_memory_limit; 0: none
 };
 
 // Never destroyed: tensors freed during static destruction return their
@@ -41,8 +44,10 @@ void release_cache(int device, const char *fn) {
   {
     DeviceCache &dc = caches()[device];
     std::lock_guard<std::mutex> lock(dc.mu);
-    for (auto &[cls, list] : dc.free)
+    for (auto &[cls, list] : dc.free) {
       blocks.insert(blocks.end(), list.begin(), list.end());
+      dc.reserved -= cls * list.size();
+    }
     dc.free.clear();
   }
   if (blocks.empty())
@@ -60,34 +65,73 @@ void *cuda_alloc(size_t nbytes, int device, const char *fn) {
     fail("%s: no CUDA GPU cuda:%d", fn, device);
   size_t cls = size_class(nbytes);
   DeviceCache &dc = caches()[device];
+  // Under the limit (set_cuda_memory_limit) when `cls` more is reserved.
+  auto fits = [&] {
+    std::lock_guard<std::mutex> lock(dc.mu);
+    return dc.limit == 0 || dc.reserved + cls <= dc.limit;
+  };
   {
     std::lock_guard<std::mutex> lock(dc.mu);
     auto it = dc.free.find(cls);
     if (it != dc.free.end() && !it->second.empty()) {
       void *p = it->second.back();
       it->second.pop_back();
+      dc.in_use += cls;
       return p;
     }
   }
   set_device(device, fn);
   void *p = nullptr;
-  cudaError_t e = cudaMalloc(&p, cls);
+  cudaError_t e = fits() ? cudaMalloc(&p, cls) : cudaErrorMemoryAllocation;
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     release_cache(device, fn);
-    e = cudaMalloc(&p, cls);
+    e = fits() ? cudaMalloc(&p, cls) : cudaErrorMemoryAllocation;
   }
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    size_t free_b = 0, total_b = 0;
+    size_t free_b = 0, total_b = 0, limit = 0, in_use = 0;
     cudaMemGetInfo(&free_b, &total_b);
     cudaGetLastError();
+    {
+      std::lock_guard<std::mutex> lock(dc.mu);
+      limit = dc.limit;
+      in_use = dc.in_use;
+    }
+    if (limit)
+      fail("%s: CUDA out of memory: cannot allocate %zu bytes on cuda:%d "
+           "(%zu bytes in use by tensors, limit %zu set by "
+           "kiln::set_cuda_memory_limit)",
+           fn, nbytes, device, in_use, limit);
     fail("%s: CUDA out of memory: cannot allocate %zu bytes on cuda:%d (%zu "
-         "of %zu bytes free)",
-         fn, nbytes, device, free_b, total_b);
+         "of %zu bytes free, %zu in use by tensors)",
+         fn, nbytes, device, free_b, total_b, in_use);
   }
   cuda_check(e, fn, "cudaMalloc");
+  std::lock_guard<std::mutex> lock(dc.mu);
+  dc.reserved += cls;
+  dc.in_use += cls;
   return p;
+}
+
+size_t cuda_memory_in_use(int device) {
+  if (device < 0 || device >= kMaxDevices)
+    return 0;
+  DeviceCache &dc = caches()[device];
+  std::lock_guard<std::mutex> lock(dc.mu);
+  return dc.in_use;
+}
+
+void set_cuda_memory_limit_bytes(size_t bytes, int device) {
+  if (device < 0 || device >= kMaxDevices)
+    fail("kiln::set_cuda_memory_limit: no CUDA GPU cuda:%d", device);
+  {
+    DeviceCache &dc = caches()[device];
+    std::lock_guard<std::mutex> lock(dc.mu);
+    dc.limit = bytes;
+  }
+  if (bytes)
+    release_cache(device, "kiln::set_cuda_memory_limit");
 }
 
 void cuda_free(void *p, size_t nbytes, int device) {
@@ -95,7 +139,9 @@ void cuda_free(void *p, size_t nbytes, int device) {
     return;
   DeviceCache &dc = caches()[device];
   std::lock_guard<std::mutex> lock(dc.mu);
-  dc.free[size_class(nbytes)].push_back(p);
+  size_t cls = size_class(nbytes);
+  dc.free[cls].push_back(p);
+  dc.in_use -= cls;
 }
 
 } // namespace kiln::detail

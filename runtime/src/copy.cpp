@@ -169,6 +169,10 @@ KILN_INSTANTIATE(bool)
 #undef KILN_INSTANTIATE
 
 bool cuda_available() { return detail::cuda_device_count_cached() > 0; }
+size_t cuda_memory_allocated(int device) { return detail::cuda_memory_in_use(device); }
+void set_cuda_memory_limit(size_t bytes, int device) {
+  detail::set_cuda_memory_limit_bytes(bytes, device);
+}
 int cuda_device_count() { return detail::cuda_device_count_cached(); }
 
 void synchronize(Device d) {

@@ -20,6 +20,8 @@ void check_cuda_device(Device d, const char *fn);
 // Caching allocator (stream-ordered on the device's one stream).
 void *cuda_alloc(size_t nbytes, int device, const char *fn);
 void cuda_free(void *p, size_t nbytes, int device);
+size_t cuda_memory_in_use(int device);
+void set_cuda_memory_limit_bytes(size_t bytes, int device);
 
 // Copies nbytes between any two devices (at least one is CUDA).
 void cuda_memcpy(void *dst, Device dst_dev, const void *src, Device src_dev,

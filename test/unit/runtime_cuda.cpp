@@ -48,6 +48,23 @@ TEST_F(Cuda, AllocatorReusesFreedBlocksAndReportsOutOfMemory) {
   EXPECT_EQ(kt::values(ones({3}, f32, d) + 1.0), (std::vector<double>{2, 2, 2}));
 }
 
+TEST_F(Cuda, AllocatorCountsBytesInUseAndKeepsToItsLimit) {
+  size_t base = cuda_memory_allocated();
+  {
+    Tensor t = empty({1 << 20}, f32, d); // 4 MiB, a size class of its own
+    EXPECT_EQ(cuda_memory_allocated() - base, size_t(4) << 20);
+  }
+  EXPECT_EQ(cuda_memory_allocated(), base) << "freed (to the cache)";
+  set_cuda_memory_limit(base + (size_t(6) << 20));
+  Tensor a = empty({1 << 20}, f32, d);
+  EXPECT_KILN_ERROR(empty({1 << 20}, f32, d),
+                    "CUDA out of memory: cannot allocate 4194304 bytes on cuda:0");
+  EXPECT_EQ(cuda_memory_allocated() - base, size_t(4) << 20) << "the failure took nothing";
+  set_cuda_memory_limit(0);
+  Tensor b = empty({1 << 20}, f32, d);
+  EXPECT_EQ(cuda_memory_allocated() - base, size_t(8) << 20);
+}
+
 TEST_F(Cuda, LauncherPicksVectorised32And64BitPaths) {
   int64_t n = 4099;
   Tensor a = arange(n, f32, d), b = full({n}, 0.5, f32, d);

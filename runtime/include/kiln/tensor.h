@@ -201,6 +201,13 @@ void manual_seed(uint64_t seed); // randn/rand are deterministic per seed
 
 bool cuda_available();
 int cuda_device_count();
+// Bytes of a CUDA device's memory held by live tensors (the caching
+// allocator's size classes), like torch.cuda.memory_allocated.
+size_t cuda_memory_allocated(int device = 0);
+// Caps what the caching allocator takes from CUDA on a device (0: no cap),
+// like torch.cuda.set_per_process_memory_fraction: an allocation past it
+// raises kiln::Error "CUDA out of memory".
+void set_cuda_memory_limit(size_t bytes, int device = 0);
 void synchronize(Device d = Device::cuda()); // waits for the device's work
 
 } // namespace kiln

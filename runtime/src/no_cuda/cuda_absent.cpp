@@ -23,6 +23,10 @@ void *cuda_alloc(size_t, int device, const char *fn) {
 
 // Nothing was ever allocated on a GPU.
 void cuda_free(void *, size_t, int) {}
+size_t cuda_memory_in_use(int) { return 0; }
+void set_cuda_memory_limit_bytes(size_t, int device) {
+  fail("kiln::set_cuda_memory_limit: %s (cuda:%d requested)", kWhy, device);
+}
 
 void cuda_memcpy(void *, Device dst_dev, const void *, Device src_dev,
                  size_t) {

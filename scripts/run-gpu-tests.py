@@ -1,18 +1,41 @@
 #!/usr/bin/env python3
 """Runs the GPU tests staged by scripts/stage-gpu-tests.sh on a machine with
 a GPU (no clang or FileCheck needed): each lit test's binary, its output
-checked against the test's CHECK / CHECK-NOT lines in order (the subset of
-FileCheck these tests use: literal text and {{regex}}), and the unit tests'
-CUDA twins. Prints a table; exit status 1 if anything failed."""
+checked against the test's CHECK / CHECK-NOT lines, and its COMPILED lines
+(FORCED lines with --forced), in order (the subset of FileCheck these tests
+use: literal text and {{regex}}), and the unit tests' CUDA twins. Prints a
+table; exit status 1 if anything failed.
+
+  --forced           every guard made to fail (KILN_FORCE_GUARD_FAILURE=1)
+  --sanitizer TOOL   each binary under compute-sanitizer --tool TOOL
+                     (memcheck, racecheck, initcheck, synccheck); the unit
+                     tests run their CUDA tests only
+"""
+import argparse
 import os
 import re
 import subprocess
 import sys
 
+ap = argparse.ArgumentParser()
+ap.add_argument("--forced", action="store_true")
+ap.add_argument("--sanitizer")
+ap.add_argument("--only", help="a regex of test names")
+args = ap.parse_args()
+
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 tests = os.path.join(root, ".bench", "gpu-tests")
 env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(root, ".bench") + ":" +
            os.environ.get("LD_LIBRARY_PATH", ""))
+if args.forced:
+    env["KILN_FORCE_GUARD_FAILURE"] = "1"
+mode = "FORCED" if args.forced else "COMPILED"
+wrap = []
+if args.sanitizer:
+    wrap = ["compute-sanitizer", "--tool", args.sanitizer, "--error-exitcode", "99",
+            "--print-limit", "20"]
+    if args.sanitizer == "memcheck":
+        wrap += ["--leak-check", "full"]
 
 
 def pattern(text):
@@ -23,7 +46,7 @@ def pattern(text):
 def check(src, output):
     lines = output.splitlines()
     pos, pending_not = 0, []
-    for m in re.finditer(r"//\s*CHECK(-NOT)?:\s*(.*)", open(src).read()):
+    for m in re.finditer(r"//\s*(?:CHECK|%s)(-NOT)?:\s*(.*)" % mode, open(src).read()):
         rx = re.compile(pattern(m.group(2)))
         if m.group(1):
             pending_not.append(rx)
@@ -48,15 +71,19 @@ for name in sorted(os.listdir(tests)):
     path = os.path.join(tests, name)
     if name.endswith(".cpp") or not os.access(path, os.X_OK) or name == "kiln_unit_tests":
         continue
-    p = subprocess.run([path], capture_output=True, text=True, env=env, timeout=300)
+    if args.only and not re.search(args.only, name):
+        continue
+    p = subprocess.run(wrap + [path], capture_output=True, text=True, env=env,
+                       timeout=1200 if wrap else 300)
     err = check(path + ".cpp", p.stdout) if p.returncode == 0 else f"exit {p.returncode}"
     results.append((name, "PASS" if not err else "FAIL", err or p.stdout.strip().splitlines()[-1]))
     if err:
         print(p.stdout[-3000:], p.stderr[-2000:])
 unit = os.path.join(tests, "kiln_unit_tests")
-if os.path.exists(unit):
-    p = subprocess.run([unit, "--gtest_brief=1"], capture_output=True, text=True, env=env,
-                       timeout=600)
+if os.path.exists(unit) and (not args.only or re.search(args.only, "kiln_unit_tests")):
+    gtest = ["--gtest_brief=1"] + (["--gtest_filter=Cuda*:*/cuda"] if wrap else [])
+    p = subprocess.run(wrap + [unit] + gtest, capture_output=True, text=True, env=env,
+                       timeout=1200)
     tail = [l for l in p.stdout.splitlines() if "PASSED" in l or "FAILED" in l or "SKIPPED" in l]
     results.append(("kiln_unit_tests", "PASS" if p.returncode == 0 else "FAIL", "; ".join(tail[-4:])))
     if p.returncode:

@@ -21,7 +21,7 @@ for src in $(grep -rl --include=*.cpp "REQUIRES:.*cuda-gpu" "$root"/test); do
     extra+=("$out/$name.$(basename "$rel" .cpp).o")
   done
   clang++-19 -O2 -fplugin="$($cfg --plugin)" $($cfg --cxxflags) -I"$root/test/Inputs" \
-    "$src" "${extra[@]}" $($cfg --ldflags) -o "$out/$name"
+    -I"$root/test/fuzz/Inputs" "$src" "${extra[@]}" $($cfg --ldflags) -o "$out/$name"
   rm -f "${extra[@]}"
   cp "$src" "$out/$name.cpp"
 done

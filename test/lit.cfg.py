@@ -47,6 +47,16 @@ if forced:
     config.available_features.add("forced-guard-failure")
 config.substitutions.append(("%compiled", "FORCED" if forced else "COMPILED"))
 
+# A sanitizer build (scripts/sanitize.sh): the plugin and the runtime need
+# the sanitizer runtime loaded first, in clang and in the test programs.
+# clang frees nothing at exit on purpose: leaks are not checked here (the
+# unit tests, instrumented executables, check them).
+if config.kiln_asan_runtime:
+    config.environment["LD_PRELOAD"] = config.kiln_asan_runtime
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    config.available_features.add("sanitized")
+
 # FileCheck, not, count from LLVM 19's tools.
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, os.path.join(obj, "bin"), config.environment.get("PATH", "")])

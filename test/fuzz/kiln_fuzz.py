@@ -1005,6 +1005,7 @@ class Config:
     opt: str = "-O1"
     timeout: int = 300
     include: str = os.path.join(ROOT, "runtime", "include")
+    nvcc: str = ""
 
     def flags(self):
         f = ["-std=c++20", self.opt, "-g0", "-I" + self.include,
@@ -1048,7 +1049,9 @@ def build_tu(cfg, src, exe, opaque):
     """Compiles a generated TU with the plugin; the eager build too when the
     plugin build fails (to tell a Kiln failure from a generator one)."""
     obj = exe + ".o"
-    rc, out, err, secs = run_cmd([cfg.cxx] + cfg.flags() + cfg.plugin() + ["-Rpass=kiln", "-c", src, "-o", obj], cfg.timeout)
+    env = dict(os.environ, KILN_NVCC=cfg.nvcc) if cfg.nvcc else None
+    rc, out, err, secs = run_cmd([cfg.cxx] + cfg.flags() + cfg.plugin() + ["-Rpass=kiln", "-c", src, "-o", obj],
+                                 cfg.timeout, env)
     if rc != 0:
         erc, _, eerr, _ = run_cmd([cfg.cxx] + cfg.flags() + ["-fsyntax-only", src], cfg.timeout)
         if erc != 0:
@@ -1467,7 +1470,8 @@ def config(args):
     cxx = args.cxx or shutil.which("clang++-19") or "clang++"
     return Config(build=build, cxx=cxx, cuda=args.cuda, asan=args.asan,
                   opt=args.opt, timeout=args.timeout,
-                  include=args.include or os.path.join(ROOT, "runtime", "include"))
+                  include=args.include or os.path.join(ROOT, "runtime", "include"),
+                  nvcc=os.path.abspath(args.nvcc) if args.nvcc else "")
 
 
 def main():
@@ -1493,6 +1497,7 @@ def main():
     ap.add_argument("--force-guard-failure", action="store_true",
                     help="run with every guard made to fail: compiled must equal eager exactly")
     ap.add_argument("--include", help="Kiln's headers (default: runtime/include of this tree)")
+    ap.add_argument("--nvcc", help="the nvcc the plugin runs (e.g. test/fuzz/nvcc-sm90.sh)")
     args = ap.parse_args()
     if args.command == "show":
         tu_seed = args.seed + args.function // args.per_tu

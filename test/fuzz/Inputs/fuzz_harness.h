@@ -259,9 +259,10 @@ inline Verdict compare(const Run &c, const Run &e, const Run &r) {
     double err_c = rt ? value_difference(ct, *rt) : diff;
     double err_e = rt ? value_difference(et, *rt) : 0;
     // Beyond the tolerance of eager, compiled must be about as close to
-    // float64 as eager (summation orders differ: either may be luckier).
+    // float64 as eager: within 4x, since summation orders differ and an
+    // ill-conditioned output (1 / a sum near 0) magnifies either's luck.
     if (!(diff <= tol) && (kiln::force_guard_failure() ||
-                           !(err_c <= std::max(2 * err_e, tol)))) {
+                           !(err_c <= std::max(4 * err_e, tol)))) {
       std::snprintf(buf, sizeof buf,
                     "output %zu (%s): compiled vs eager %g (tolerance %g); "
                     "vs float64: compiled %g, eager %g",
@@ -284,7 +285,11 @@ inline Verdict compare(const Run &c, const Run &e, const Run &r) {
 
 inline int main(int argc, char **argv, const Case *cases, int n) {
   int from = 0;
+#ifdef FUZZ_CUDA // a test that runs its cases on the GPU by default
+  kiln::Device dev = kiln::Device::cuda();
+#else
   kiln::Device dev = kiln::Device::cpu();
+#endif
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--from") && i + 1 < argc)
       from = std::atoi(argv[++i]);

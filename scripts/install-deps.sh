@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Installs what building and testing Kiln needs on Debian 12 (bookworm).
+# Installs what building and testing Kiln needs on Debian 12 (bookworm):
+# clang's sanitizer runtimes (libclang-rt-19-dev) for the ASan/UBSan and
+# TSan tests, Eigen for scripts/corpus-check.py (Boost, libboost-dev, joins
+# it when installed: the full 600-TU run).
 # The CUDA toolkit is optional and not installed here: with nvcc on PATH
 # (or in /usr/local/cuda/bin) Kiln builds CUDA kernels, without it CPU only.
 set -euo pipefail
@@ -9,5 +12,7 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends \
   clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libomp-19-dev \
+  libclang-rt-19-dev \
   cmake ninja-build g++ python3 \
-  nlohmann-json3-dev libgtest-dev graphviz
+  nlohmann-json3-dev libgtest-dev graphviz \
+  libeigen3-dev

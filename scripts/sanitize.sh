@@ -16,4 +16,10 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stack
 cmake --build "$build" --target check-unit
 lit="$(llvm-config-19 --prefix)/build/utils/lit/lit.py"
 python3 "$lit" -sv "$build/test"
-echo "sanitize.sh: ASan + UBSan clean (unit tests and lit suites)"
+# Random programs through the instrumented plugin, runtime and programs
+# (the sanitizer runtime preloaded into clang, as lit does).
+LD_PRELOAD="$(clang++-19 -print-file-name=libclang_rt.asan-x86_64.so)" \
+ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allow_user_poisoning=0" \
+  python3 "$root/test/fuzz/kiln_fuzz.py" run --seed 3 --functions "${KILN_FUZZ_FUNCTIONS:-60}" \
+  --asan --build "$build" --out "$build/test/fuzz-asan" --fresh --quiet
+echo "sanitize.sh: ASan + UBSan clean (unit tests, lit suites, fuzzer)"

@@ -50,12 +50,18 @@ config.substitutions.append(("%compiled", "FORCED" if forced else "COMPILED"))
 # A sanitizer build (scripts/sanitize.sh): the plugin and the runtime need
 # the sanitizer runtime loaded first, in clang and in the test programs.
 # clang frees nothing at exit on purpose: leaks are not checked here (the
-# unit tests, instrumented executables, check them).
+# unit tests, instrumented executables, check them). The plugin's inlined
+# LLVM allocators poison their slabs, which clang's own (uninstrumented)
+# copies never unpoison: user poisoning is off (allow_user_poisoning=0).
 if config.kiln_asan_runtime:
     config.environment["LD_PRELOAD"] = config.kiln_asan_runtime
-    config.environment["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
+    config.environment["ASAN_OPTIONS"] = (
+        "detect_leaks=0:abort_on_error=1:allow_user_poisoning=0")
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     config.available_features.add("sanitized")
+    # nvcc (which the plugin runs) without the preloaded runtime
+    config.environment["KILN_NVCC"] = os.path.join(
+        config.kiln_src_root, "test", "Inputs", "nvcc-no-preload.sh")
 
 # FileCheck, not, count from LLVM 19's tools.
 config.environment["PATH"] = os.pathsep.join(

@@ -1010,9 +1010,12 @@ class Config:
     def flags(self):
         f = ["-std=c++20", self.opt, "-g0", "-I" + self.include,
              "-I" + os.path.join(HERE, "Inputs"), "-Wno-unused-variable"]
-        if self.asan:
+        if self.asan:  # the shared runtime: a sanitizer build's libkiln_rt uses it too
+            rt = subprocess.run([self.cxx, "-print-file-name=libclang_rt.asan-x86_64.so"],
+                                capture_output=True, text=True).stdout.strip()
             f += ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
-                  "-fno-omit-frame-pointer"]
+                  "-fno-omit-frame-pointer", "-shared-libasan",
+                  "-Wl,-rpath," + os.path.dirname(rt)]
         return f
 
     def plugin(self):

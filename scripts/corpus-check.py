@@ -25,27 +25,24 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# Headers compiled on their own: (label, include root, glob under it, flags).
+HEADER_SETS = [
+    ("libstdc++", "/usr/include/c++/12", "*", []),
+    ("LLVM", "/usr/lib/llvm-19/include", "llvm/ADT/*.h", ["-I/usr/lib/llvm-19/include"]),
+    ("LLVM", "/usr/lib/llvm-19/include", "llvm/Support/*.h", ["-I/usr/lib/llvm-19/include"]),
+    ("nlohmann", "/usr/include", "nlohmann/*.hpp", []),
+    ("Eigen", "/usr/include/eigen3", "Eigen/*", ["-I/usr/include/eigen3"]),
+    ("Boost", "/usr/include", "boost/*.hpp", []),
+]
+
+
 def corpus():
     tus = []
-    cxx = "/usr/include/c++/12"
-    tus += [(f"libstdc++ <{n}>", "#include <%s>\n" % n, [])
-            for n in sorted(os.listdir(cxx)) if os.path.isfile(os.path.join(cxx, n))]
-    llvm = "/usr/lib/llvm-19/include"
-    for sub in ("llvm/ADT", "llvm/Support"):
-        for p in sorted(glob.glob(os.path.join(llvm, sub, "*.h"))):
-            rel = os.path.relpath(p, llvm)
-            tus.append((f"LLVM <{rel}>", "#include <%s>\n" % rel, ["-I" + llvm]))
-    for p in sorted(glob.glob("/usr/include/nlohmann/*.hpp")):
-        rel = os.path.relpath(p, "/usr/include")
-        tus.append((f"nlohmann <{rel}>", "#include <%s>\n" % rel, []))
-    eigen = "/usr/include/eigen3"
-    for p in sorted(glob.glob(os.path.join(eigen, "Eigen", "*"))):
-        if os.path.isfile(p):
-            rel = os.path.relpath(p, eigen)
-            tus.append((f"Eigen <{rel}>", "#include <%s>\n" % rel, ["-I" + eigen]))
-    for p in sorted(glob.glob("/usr/include/boost/*.hpp")):
-        rel = os.path.relpath(p, "/usr/include")
-        tus.append((f"Boost <{rel}>", "#include <%s>\n" % rel, []))
+    for label, root, pattern, flags in HEADER_SETS:
+        for p in sorted(glob.glob(os.path.join(root, pattern))):
+            if os.path.isfile(p):
+                rel = os.path.relpath(p, root)
+                tus.append((f"{label} <{rel}>", "#include <%s>\n" % rel, flags))
     gt = "/usr/src/googletest/googletest"
     for p in sorted(glob.glob(os.path.join(gt, "src", "gtest*.cc"))):
         if not p.endswith("gtest-all.cc"):

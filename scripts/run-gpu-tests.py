@@ -73,17 +73,25 @@ for name in sorted(os.listdir(tests)):
         continue
     if args.only and not re.search(args.only, name):
         continue
-    p = subprocess.run(wrap + [path], capture_output=True, text=True, env=env,
-                       timeout=1200 if wrap else 300)
+    try:
+        p = subprocess.run(wrap + [path], capture_output=True, text=True, env=env,
+                           timeout=420 if wrap else 300)
+    except subprocess.TimeoutExpired:
+        results.append((name, "FAIL", "timed out"))
+        continue
     err = check(path + ".cpp", p.stdout) if p.returncode == 0 else f"exit {p.returncode}"
     results.append((name, "PASS" if not err else "FAIL", err or p.stdout.strip().splitlines()[-1]))
     if err:
         print(p.stdout[-3000:], p.stderr[-2000:])
 unit = os.path.join(tests, "kiln_unit_tests")
 if os.path.exists(unit) and (not args.only or re.search(args.only, "kiln_unit_tests")):
-    gtest = ["--gtest_brief=1"] + (["--gtest_filter=Cuda*:*/cuda"] if wrap else [])
+    # Under a sanitizer: the CUDA tests, but the one whose cudaMalloc of
+    # 4 TiB fails on purpose (memcheck reports the API error it provokes).
+    gtest = ["--gtest_brief=1"] + (
+        ["--gtest_filter=Cuda*:*/cuda:-Cuda.AllocatorReusesFreedBlocksAndReportsOutOfMemory"]
+        if wrap else [])
     p = subprocess.run(wrap + [unit] + gtest, capture_output=True, text=True, env=env,
-                       timeout=1200)
+                       timeout=420)
     tail = [l for l in p.stdout.splitlines() if "PASSED" in l or "FAILED" in l or "SKIPPED" in l]
     results.append(("kiln_unit_tests", "PASS" if p.returncode == 0 else "FAIL", "; ".join(tail[-4:])))
     if p.returncode:

@@ -30,5 +30,5 @@ cp "$build/lib/libkiln_rt.so" "$root/.bench/"
 for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp/ {print $3}'); do
   cp -L "$lib" "$root/.bench/"
 done
-excl="$(git -C "$root" rev-parse --path-format=absolute --git-path info/exclude)"; grep -qx '/.bench/' "$excl" 2>/dev/null || echo '/.bench/' >> "$excl"
+excl="$(git -C "$root" rev-parse --path-format=absolute --git-path info/exclude)"; mkdir -p "$(dirname "$excl")"; grep -qx '/.bench/' "$excl" 2>/dev/null || echo '/.bench/' >> "$excl"
 ls -la "$out"

@@ -5,6 +5,8 @@
 #include "cuda_backend.h"
 #include "cuda_util.cuh"
 
+#include <kiln/stats.h>
+
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -134,14 +136,34 @@ void set_cuda_memory_limit_bytes(size_t bytes, int device) {
     release_cache(device, "kiln::set_cuda_memory_limit");
 }
 
+// KILN_NO_CUDA_MEMORY_CACHING=1: every block goes back to CUDA when its
+// tensor dies (as PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING), so that
+// compute-sanitizer's leak check reports only memory that is never freed.
+static const bool kNoCaching = rt::env_flag("KILN_NO_CUDA_MEMORY_CACHING");
+
 void cuda_free(void *p, size_t nbytes, int device) {
   if (!p)
     return;
   DeviceCache &dc = caches()[device];
-  std::lock_guard<std::mutex> lock(dc.mu);
   size_t cls = size_class(nbytes);
-  dc.free[cls].push_back(p);
-  dc.in_use -= cls;
+  {
+    std::lock_guard<std::mutex> lock(dc.mu);
+    dc.in_use -= cls;
+    if (!kNoCaching) {
+      dc.free[cls].push_back(p);
+      return;
+    }
+    dc.reserved -= cls;
+  }
+  // Called from destructors: an error here (a context already gone at
+  // exit) cannot be raised; the memory is the driver's to reclaim then.
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current != device)
+    cudaSetDevice(device);
+  if (cudaFree(p) != cudaSuccess)
+    cudaGetLastError();
+  if (current >= 0 && current != device)
+    cudaSetDevice(current);
 }
 
 } // namespace kiln::detail

@@ -118,6 +118,8 @@ TEST(Guards, FailureCountsLogsAndReturnsFalse) {
 
 // The fast path's first check: on, switched off, made to fail.
 TEST(Guards, FastPathOffAndForcedFailure) {
+  bool forced = force_guard_failure(); // KILN_FORCE_GUARD_FAILURE=1 runs
+  set_force_guard_failure(false);
   reset_stats();
   EXPECT_FALSE(rt::fast_path_off("f"));
   set_compiled_enabled(false);
@@ -138,6 +140,7 @@ TEST(Guards, FastPathOffAndForcedFailure) {
   EXPECT_FALSE(rt::fast_path_off("f"));
   EXPECT_EQ(stats().fallback_calls, 2u);
   EXPECT_EQ(stats().guard_failures, 1u);
+  set_force_guard_failure(forced);
 }
 
 std::string self_exe() {

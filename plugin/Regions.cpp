@@ -195,8 +195,10 @@ void Planner::note_aliases(const std::vector<State> &states) {
   shared_.clear();
   bool first = true;
   for (const State &st : states) {
-    if (st.abandoned)
-      continue;
+    if (st.abandoned) { // runs code the capture did not follow to the end
+      shared_.clear();
+      return;
+    }
     // The plain variables naming each storage (an input's storage is also
     // named by the variable it came through).
     std::map<int, std::set<const VarDecl *>> names;

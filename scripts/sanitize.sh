@@ -5,8 +5,32 @@
 # and the lit suites, with the sanitizer runtime preloaded into clang and
 # the test programs. Any report fails the run. Into build-asan/ (override
 # with KILN_ASAN_BUILD_DIR).
+#
+#   scripts/sanitize.sh thread   instead: a ThreadSanitizer build of the
+#   runtime and the unit tests (into build-tsan/), the unit tests in it, and
+#   test/plugin/threads-tsan.cpp's program linked against that runtime.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ "${1:-}" = thread ]; then
+  build="${KILN_TSAN_BUILD_DIR:-$root/build-tsan}"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DKILN_ENABLE_CUDA=OFF -DKILN_SANITIZE=thread
+  cmake --build "$build" --target kiln kiln_rt kiln_unit_tests
+  # libomp's threads are not instrumented: one thread per parallel region.
+  export OMP_NUM_THREADS=1
+  export TSAN_OPTIONS="halt_on_error=1:suppressions=$root/test/Inputs/tsan-suppressions.txt"
+  "$build/bin/kiln_unit_tests" --gtest_brief=1
+  inc="-std=c++20 -O1 -g -I$root/runtime/include -I$root/test/Inputs"
+  clang++-19 $inc -fsanitize=thread -fplugin="$build/lib/libkiln.so" -fplugin-arg-kiln-cuda=off \
+    -c "$root/test/plugin/threads-tsan.cpp" -o "$build/threads-tsan.o"
+  clang++-19 -fsanitize=thread "$build/threads-tsan.o" -L"$build/lib" -lkiln_rt \
+    -Wl,-rpath,"$build/lib" -o "$build/threads-tsan"
+  "$build/threads-tsan" | tee "$build/threads-tsan.out"
+  grep -q "16 threads, 0 mismatches" "$build/threads-tsan.out"
+  echo "sanitize.sh thread: ThreadSanitizer clean (runtime unit tests, 16 threads of compiled calls)"
+  exit 0
+fi
 build="${KILN_ASAN_BUILD_DIR:-$root/build-asan}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \

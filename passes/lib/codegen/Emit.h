@@ -56,8 +56,8 @@ std::string element_body(const ir::Graph &g, const sched::Kernel &k,
 
 // The guard of a shape check (ir::ShapeCheck::raises): what
 // it checks and the message logged when it fails.
-std::string dropped_check(const ir::ShapeCheck &c);
-std::string dropped_message(const ir::ShapeCheck &c);
+std::string shape_check_text(const ir::ShapeCheck &c);
+std::string shape_check_message(const ir::ShapeCheck &c);
 
 // Elements per 16-byte vector access for kernel k: 16 / the widest element.
 int vector_width(const ir::Graph &g, const sched::Kernel &k);

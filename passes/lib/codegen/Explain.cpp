@@ -171,7 +171,7 @@ std::vector<GuardInfo> guard_infos(const std::vector<Variant> &variants,
     }
     for (const ir::ShapeCheck &c : g.checks)
       if (c.raises)
-        gl.in_variant(v.dtype, dropped_check(c), dropped_message(c));
+        gl.in_variant(v.dtype, shape_check_text(c), shape_check_message(c));
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
       if (k.kind == sched::Kernel::Kind::Reduction) {
         reduction_guards(gl, v, ki, k);

@@ -18,7 +18,7 @@ cp "$build/bin/kiln_bench" "$build/lib/libkiln_rt.so" "$stage/"
 for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp/ {print $3}'); do
   cp -L "$lib" "$stage/"
 done
-excl="$(git -C "$root" rev-parse --path-format=absolute --git-path info/exclude)"; grep -qx '/.bench/' "$excl" 2>/dev/null || echo '/.bench/' >> "$excl"
+excl="$(git -C "$root" rev-parse --path-format=absolute --git-path info/exclude)"; mkdir -p "$(dirname "$excl")"; grep -qx '/.bench/' "$excl" 2>/dev/null || echo '/.bench/' >> "$excl"
 
 # Build cost: compile each example with and without the plugin, three
 # times each; the plugin's cold runs use an empty nvcc cache.

@@ -3,7 +3,9 @@
 // the op table's formula, kiln::scalar::op_<name>, in the compute type the
 // eager runtime would use, so compiled and eager evaluate the same formula.
 // Intermediates stay in the compute type (f32 for f16/bf16): only stores
-// round, as TorchInductor does.
+// round, as TorchInductor does; except where a value's rounding can flip a
+// discrete result: a comparison, and argmax, read an f16/bf16 intermediate
+// rounded to its dtype, as eager reads it (ties and thresholds agree).
 #include "Emit.h"
 
 #include <llvm/ADT/STLExtras.h>
@@ -108,6 +110,25 @@ std::string describe_node(const ir::Graph &g, const ir::Node &n) {
   return s;
 }
 
+bool rounds_in_eager(const ir::Graph &g, NodeId o) {
+  const ir::Node &n = g.node(o);
+  return !n.type.scalar && is_floating(n.type.dtype) &&
+         element_size(n.type.dtype) == 2 && n.op != Op::Input &&
+         n.op != Op::Constant && n.op != Op::ScalarInput;
+}
+
+// `expr` with o's value rounded to its storage type and back: the value an
+// eager op reads, which stored o.
+llvm::DenseMap<NodeId, std::string>
+rounded(const ir::Graph &g, NodeId o,
+        const llvm::DenseMap<NodeId, std::string> &expr) {
+  llvm::DenseMap<NodeId, std::string> r = expr;
+  r[o] = "kiln::scalar::load(kiln::scalar::store<" +
+         std::string(storage_type(g.node(o).type.dtype)) + ">(" +
+         expr.lookup(o) + "))";
+  return r;
+}
+
 std::string operand_expr(const ir::Graph &g, NodeId o, const char *want,
                          const llvm::DenseMap<NodeId, std::string> &expr) {
   const ir::Node &on = g.node(o);
@@ -134,7 +155,11 @@ void emit_pointwise_node(llvm::raw_ostream &os, const ir::Graph &g, NodeId id,
      << " = kiln::scalar::op_" << info.name << "(";
   for (auto [i, o] : llvm::enumerate(n.operands)) {
     bool cond = info.rule == ir::TypeRule::WHERE && i == 0;
-    os << (i ? ", " : "") << operand_expr(g, o, cond ? "bool" : ct, expr);
+    os << (i ? ", " : "");
+    if (info.rule == ir::TypeRule::COMPARE && rounds_in_eager(g, o))
+      os << operand_expr(g, o, ct, rounded(g, o, expr));
+    else
+      os << operand_expr(g, o, cond ? "bool" : ct, expr);
   }
   os << "); // " << describe_node(g, n) << "\n";
 }

@@ -42,6 +42,14 @@ std::string describe_node(const ir::Graph &g, const ir::Node &n);
 // value_type) or inlined when it is a constant.
 std::string operand_expr(const ir::Graph &g, ir::NodeId o, const char *want,
                          const llvm::DenseMap<ir::NodeId, std::string> &expr);
+// Node o is an f16/bf16 intermediate, which eager stores rounded and the
+// kernels keep in f32.
+bool rounds_in_eager(const ir::Graph &g, ir::NodeId o);
+// `expr` with o's value rounded to its dtype and back, for the reads whose
+// result a rounding can flip (comparisons, argmax).
+llvm::DenseMap<ir::NodeId, std::string>
+rounded(const ir::Graph &g, ir::NodeId o,
+        const llvm::DenseMap<ir::NodeId, std::string> &expr);
 // `const T v<id> = kiln::scalar::op_<name>(...); // comment` for a
 // pointwise node, operands from `expr`.
 void emit_pointwise_node(llvm::raw_ostream &os, const ir::Graph &g,

@@ -421,14 +421,24 @@ struct Emitter {
         os << "  const kiln::Dims &" << k << " = " << ref(c.operands[0]) << ";\n";
         continue;
       }
+      if (c.op == Op::LayerNorm || c.op == Op::RmsNorm) {
+        // A check of its arguments; its result has its input's shape (for
+        // checks of values computed from it).
+        if (c.raises) {
+          os << "  if (!kiln::rt::norm_shapes(" << ref(c.operands[0]) << ", {";
+          for (size_t j = 1; j < c.operands.size(); ++j)
+            os << (j > 1 ? ", &" : "&") << ref(c.operands[j]);
+          os << "}))\n"
+             << "    return kiln::rt::guard_failed(kFn, \"" << shape_check_message(c)
+             << "\");\n";
+        }
+        os << "  [[maybe_unused]] const kiln::Dims &" << k << " = "
+           << ref(c.operands[0]) << ";\n";
+        continue;
+      }
       std::string call;
       llvm::raw_string_ostream cs(call);
-      if (c.op == Op::LayerNorm || c.op == Op::RmsNorm) { // no shape: a check
-        cs << "kiln::rt::norm_shapes(" << ref(c.operands[0]) << ", {";
-        for (size_t j = 1; j < c.operands.size(); ++j)
-          cs << (j > 1 ? ", &" : "&") << ref(c.operands[j]);
-        cs << "})";
-      } else if (ir::is_pointwise(c.op)) {
+      if (ir::is_pointwise(c.op)) {
         os << "  kiln::Dims " << k << ";\n";
         cs << "kiln::rt::broadcast_shapes({";
         for (auto [j, o] : llvm::enumerate(c.operands))
@@ -499,8 +509,18 @@ struct Emitter {
         launch_reduction(v, int(ki), k);
       else
         launch_kernel(v, int(ki), k);
-    for (auto [j, o] : llvm::enumerate(g.outputs))
-      os << "  *out" << j << " = " << tensor_var(g, o) << ";\n";
+    // Outputs that are different tensors in eager (each a fresh result) are
+    // different tensors here, whatever the passes made of them: one that
+    // became another output's node, or an argument, is copied.
+    const std::vector<NodeId> &captured = spec.graph.outputs;
+    for (auto [j, o] : llvm::enumerate(g.outputs)) {
+      bool shared = g.node(o).op == Op::Input &&
+                    spec.graph.node(captured[j]).op != Op::Input;
+      for (size_t i = 0; i < j; ++i)
+        shared |= g.outputs[i] == o && captured[i] != captured[j];
+      os << "  *out" << j << " = " << tensor_var(g, o)
+         << (shared ? ".clone()" : "") << ";\n";
+    }
     os << "  kiln::rt::count_compiled();\n  return true;\n}\n\n";
   }
 };

@@ -263,8 +263,12 @@ struct Red {
         os << ind << "t" << id << "[k * V + j] = " << var(id) << ";\n";
     }
     for (NodeId r : reductions_in(pass)) {
-      std::string v = operand_expr(g, g.node(r).operands[0],
-                                   elem_type(r).c_str(), expr);
+      // argmax's ties and order are those of the values eager stored.
+      const NodeId x = g.node(r).operands[0];
+      std::string v =
+          operand_expr(g, x, elem_type(r).c_str(),
+                       is_argmax(r) && rounds_in_eager(g, x) ? rounded(g, x, expr)
+                                                            : expr);
       if (is_argmax(r))
         v = acc_type(r) + "{" + v + ", " + index + "}";
       os << ind << combine(r, prefix + std::to_string(r), v) << " // "

@@ -60,10 +60,10 @@ static void emit_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
      << "  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; "
         "t < nvec; t += step) {\n";
   for (auto [i, in] : llvm::enumerate(k.inputs))
-    os << "    const auto x" << i << " = kiln_vec_load<V>(in" << i
+    os << "    const auto x" << i << " = kiln::gen::vec_load<V>(in" << i
        << " + t * V);\n";
   for (auto [j, out] : llvm::enumerate(k.outputs))
-    os << "    kiln_vec<" << storage_type(g.node(out).type.dtype) << ", V> y"
+    os << "    kiln::gen::Vec<" << storage_type(g.node(out).type.dtype) << ", V> y"
        << j << ";\n";
   os << "#pragma unroll\n    for (int j = 0; j < V; ++j) {\n";
   ElementAccess va = scalar_access();
@@ -74,7 +74,7 @@ static void emit_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
   os << element_body(g, k, va, "      ");
   os << "    }\n";
   for (auto [j, out] : llvm::enumerate(k.outputs))
-    os << "    kiln_vec_store(out" << j << " + t * V, y" << j << ");\n";
+    os << "    kiln::gen::vec_store(out" << j << " + t * V, y" << j << ");\n";
   os << "  }\n";
   os << "  // The last n % V elements.\n"
      << "  for (int64_t i = nvec * V + int64_t(blockIdx.x) * blockDim.x + "

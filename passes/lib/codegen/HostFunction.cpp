@@ -120,7 +120,7 @@ struct Emitter {
        << ".numel(); n > 0) {\n";
     os << "    const bool dense = true";
     for (NodeId in : k.inputs)
-      os << " && kiln_dense(" << arg_var(g, in) << ", n)";
+      os << " && kiln::gen::dense(" << arg_var(g, in) << ", n)";
     os << ";\n";
 
     // Pointers and scalars, as lvalues of the kernels' parameter types.
@@ -148,22 +148,22 @@ struct Emitter {
       os << "      int64_t n_ = n;\n";
       os << "      if (dense";
       for (auto [i, in] : llvm::enumerate(k.inputs))
-        os << " && kiln_aligned(in" << i << ", "
+        os << " && kiln::gen::aligned(in" << i << ", "
            << vec * element_size(g.node(in).type.dtype) << ")";
       for (auto [j, o] : llvm::enumerate(k.outputs))
-        os << " && kiln_aligned(out" << j << "_, "
+        os << " && kiln::gen::aligned(out" << j << "_, "
            << vec * element_size(g.node(o).type.dtype) << ")";
       os << ") {\n";
       os << "        void *args[] = {&n_" << ptr_args << "};\n";
-      os << "        kiln::rt::launch(" << name("vec") << "_ref, dev, {kiln_blocks((n + "
-         << vec - 1 << ") / " << vec << ", dev)}, {256}, args);\n";
+      os << "        kiln::rt::launch(" << name("vec") << "_ref, dev, {kiln::gen::blocks((n + "
+         << vec - 1 << ") / " << vec << ")}, {256}, args);\n";
       os << "      } else {\n";
       os << "        kiln::OffsetCalc<" << nops << "> calc;\n";
       os << "        kiln::rt::make_offset_calc(" << shape << ", "
          << operand_list(g, k) << ", calc);\n";
       os << "        void *args[] = {&n_, &calc" << ptr_args << "};\n";
-      os << "        kiln::rt::launch(kiln_fits_u32(calc, n) ? " << name("s32")
-         << "_ref : " << name("s64") << "_ref, dev, {kiln_blocks(n, dev)}, "
+      os << "        kiln::rt::launch(kiln::gen::fits_u32(calc, n) ? " << name("s32")
+         << "_ref : " << name("s64") << "_ref, dev, {kiln::gen::blocks(n)}, "
          << "{256}, args);\n";
       os << "      }\n";
       os << "    } else {\n";
@@ -207,8 +207,8 @@ struct Emitter {
        << n << "))\n"
        << "    return kiln::rt::guard_failed(kFn, \"the shapes of " << names
        << " do not broadcast\");\n";
-    os << "  kiln::RowSpace sp" << n << ";\n  kiln_reduce_geom geo" << n
-       << ";\n  if (!kiln_row_space(full" << n << ", {";
+    os << "  kiln::RowSpace sp" << n << ";\n  kiln::gen::ReduceGeom geo" << n
+       << ";\n  if (!kiln::gen::row_space(full" << n << ", {";
     for (auto [i, d] : llvm::enumerate(k.dims))
       os << (i ? ", " : "") << d;
     os << "}, sp" << n << ", keep" << n << ", drop" << n << ", geo" << n
@@ -270,14 +270,14 @@ struct Emitter {
     os << "  kiln::RowStrides<" << nops << "> st" << n << ";\n";
     for (auto [j, o] : llvm::enumerate(k.outputs)) {
       if (k.role[o] == sched::Role::Full)
-        os << "  kiln_row_strides(" << tensor_var(g, o) << ", full" << n
+        os << "  kiln::gen::row_strides(" << tensor_var(g, o) << ", full" << n
            << ", geo" << n << ", st" << n << ".s[" << j << "]);\n";
       else
         os << "  st" << n << ".s[" << j << "][0] = " << sp << ".inner, st" << n
            << ".s[" << j << "][1] = 0, st" << n << ".s[" << j << "][2] = 1;\n";
     }
     for (auto [i, in] : llvm::enumerate(k.inputs))
-      os << "  if (!kiln_row_strides(" << arg_var(g, in) << ", full" << n
+      os << "  if (!kiln::gen::row_strides(" << arg_var(g, in) << ", full" << n
          << ", geo" << n << ", st" << n << ".s[" << nout + i << "]))\n"
          << "    return kiln::rt::guard_failed(kFn, \""
          << arg_name(g, g.node(in).arg_index)
@@ -327,22 +327,23 @@ struct Emitter {
       for (auto [i, in] : llvm::enumerate(k.inputs)) {
         size_t J = nout + i;
         os << "\n          && st" << n << ".s[" << J << "][1] == 1 && st" << n
-           << ".s[" << J << "][0] % " << vec << " == 0 && kiln_aligned(in" << i
+           << ".s[" << J << "][0] % " << vec << " == 0 && kiln::gen::aligned(in" << i
            << ", " << vec * element_size(g.node(in).type.dtype) << ")";
       }
       for (auto [j, o] : llvm::enumerate(k.outputs))
         if (k.role[o] == sched::Role::Full)
-          os << "\n          && kiln_aligned(out" << j << "_, "
+          os << "\n          && kiln::gen::aligned(out" << j << "_, "
              << vec * element_size(g.node(o).type.dtype) << ")";
       os << ";\n";
       os << "      unsigned grid, block;\n"
-         << "      const kiln_red_mode mode = kiln_plan_cuda(" << sp << ", " << vec
-         << ", " << register_slots(g, k) << ", dev, grid, block);\n"
+         << "      const kiln::gen::RedMode mode = kiln::gen::plan_cuda(" << sp << ", " << vec
+         << ", " << register_slots(g, k)
+         << ", kiln::rt::multiprocessor_count(dev), grid, block);\n"
          << "      switch (mode) {\n"
-         << "      case kiln_rows:\n"
-         << "      case kiln_loop: {\n"
+         << "      case kiln::gen::RedMode::rows:\n"
+         << "      case kiln::gen::RedMode::loop: {\n"
          << "        void *args[] = {&" << sp << ", &st" << n << ptr_args << "};\n"
-         << "        kiln::rt::KernelRef &k = mode == kiln_loop ? " << name("loop")
+         << "        kiln::rt::KernelRef &k = mode == kiln::gen::RedMode::loop ? " << name("loop")
          << "_ref";
       for (int slots = register_slots(g, k); slots >= 2; slots /= 2)
         os << "\n            : " << sp << ".vpt > " << slots / 2 << " ? "
@@ -352,7 +353,7 @@ struct Emitter {
       os << "\n            : " << name("rows1") << "_ref;\n"
          << "        kiln::rt::launch(k, dev, {grid}, {block}, args);\n"
          << "        break;\n      }\n"
-         << "      case kiln_split: {\n"
+         << "      case kiln::gen::RedMode::split: {\n"
          << "        kiln::Tensor scratch = kiln::empty({int64_t(" << partial_bytes(sp)
          << ")}, kiln::DType::b8, dev);\n"
          << "        char *partials = scratch.data<char>();\n"
@@ -388,7 +389,7 @@ struct Emitter {
     for (size_t i = 0; i < k.scalars.size(); ++i)
       os << (std::exchange(first, false) ? "" : ", ") << "s" << i;
     os << (first ? "" : ", ") << sp << ", st" << n << ", nullptr};\n"
-       << "      if (kiln_plan_cpu(c.sp)) {\n"
+       << "      if (kiln::gen::plan_cpu(c.sp)) {\n"
        << "        kiln::rt::cpu_launch(\"" << name("cpu_rows") << "\", c.sp.rows, "
        << "std::max<int64_t>(1, 32768 / std::max<int64_t>(1, c.sp.R)), &"
        << name("cpu_rows") << ", &c);\n"

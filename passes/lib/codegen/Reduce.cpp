@@ -79,7 +79,7 @@ struct Red {
     return into + " = " + combine_expr(r, into, value) + ";";
   }
   std::string functor(NodeId r) const {
-    return "kiln_red_" + std::string(op_name(r));
+    return "kiln::gen::red_" + std::string(op_name(r));
   }
 
   std::vector<NodeId> reductions_in(int pass) const {
@@ -345,7 +345,7 @@ struct Red {
                  Access a = Access::Either) const {
     const std::string J = std::to_string(in_op(i)), base = "b" + J;
     access(os, a, ind,
-           dst + " = kiln_vec_load<V>(" + in_ptr(i) + " + " + base + " + e);",
+           dst + " = kiln::gen::vec_load<V>(" + in_ptr(i) + " + " + base + " + e);",
            dst + ".v[j] = " + in_ptr(i) + "[" + base + " + (e + j) * rs" + J +
                "];",
            limit);
@@ -391,12 +391,12 @@ struct Red {
     if (sub.empty()) {
       for (auto [i, in] : llvm::enumerate(k.inputs))
         if (needed(in, pass))
-          os << ind << "kiln_vec<" << storage(in) << ", V> x" << i << ";\n";
+          os << ind << "kiln::gen::Vec<" << storage(in) << ", V> x" << i << ";\n";
       load_inputs(os, pass, limit, ind, "", a);
     }
     for (size_t j = 0; j < nout; ++j)
       if (out_full(j) && out_phase(j) == pass)
-        os << ind << "kiln_vec<" << storage(k.outputs[j]) << ", V> y" << j
+        os << ind << "kiln::gen::Vec<" << storage(k.outputs[j]) << ", V> y" << j
            << ";\n";
     // Predicated, not `break`: the loop must unroll fully so that the
     // slot arrays stay in registers.
@@ -418,7 +418,7 @@ struct Red {
         continue;
       const std::string J = std::to_string(j);
       access(os, a, ind,
-             "kiln_vec_store(out" + J + " + b" + J + " + e, y" + J + ");",
+             "kiln::gen::vec_store(out" + J + " + b" + J + " + e, y" + J + ");",
              "out" + J + "[b" + J + " + (e + j) * rs" + J + "] = y" + J +
                  ".v[j];",
              limit);
@@ -427,7 +427,7 @@ struct Red {
 
   void row_reduce(llvm::raw_ostream &os, int pass, const std::string &ind) const {
     for (NodeId r : reductions_in(pass))
-      os << ind << acc(r) << " = kiln_row_reduce<" << functor(r) << ">(" << acc(r)
+      os << ind << acc(r) << " = kiln::gen::row_reduce<" << functor(r) << ">(" << acc(r)
          << ", tpr, reinterpret_cast<" << acc_type(r) << " *>(kiln_smem));\n";
   }
 
@@ -495,7 +495,7 @@ struct Red {
     // 0.0724, layer norm 0.1384 -> 0.1384).
     for (auto [i, in] : llvm::enumerate(k.inputs))
       if (cached_input(i))
-        os << "  kiln_vec<" << storage(in) << ", V> c" << i << "[SLOTS]; // "
+        os << "  kiln::gen::Vec<" << storage(in) << ", V> c" << i << "[SLOTS]; // "
            << (g.node(in).name.empty() ? "input" : g.node(in).name) << "\n";
     os << "  for (int64_t row = int64_t(blockIdx.x) * groups + threadIdx.x / tpr;"
           " row < sp.rows; row += int64_t(gridDim.x) * groups) {\n";
@@ -509,7 +509,7 @@ struct Red {
       if (!cached_input(i))
         continue;
       slots_open(ind);
-      os << ind << "    c" << i << "[k] = kiln_vec_load<V>(in" << i << " + b"
+      os << ind << "    c" << i << "[k] = kiln::gen::vec_load<V>(in" << i << " + b"
          << in_op(i) << " + e);\n";
       slots_close(ind);
     }
@@ -525,7 +525,7 @@ struct Red {
       std::string in3 = ind + "    ";
       for (size_t j = 0; j < nout; ++j)
         if (out_full(j) && out_phase(j) == p)
-          os << in3 << "kiln_vec<" << storage(k.outputs[j]) << ", V> y" << j
+          os << in3 << "kiln::gen::Vec<" << storage(k.outputs[j]) << ", V> y" << j
              << ";\n";
       // Inputs of this pass that are not kept for the row: read now.
       std::set<NodeId> computed = pass_nodes(p);
@@ -538,8 +538,8 @@ struct Red {
         for (NodeId r : reductions_in(p))
           used |= g.node(r).operands[0] == in;
         if (used)
-          os << in3 << "const kiln_vec<" << storage(in) << ", V> x" << i
-             << " = kiln_vec_load<V>(in" << i << " + b" << in_op(i) << " + e);\n";
+          os << in3 << "const kiln::gen::Vec<" << storage(in) << ", V> x" << i
+             << " = kiln::gen::vec_load<V>(in" << i << " + b" << in_op(i) << " + e);\n";
       }
       os << in3 << "#pragma unroll\n" << in3 << "for (int j = 0; j < V; ++j) {\n";
       auto load = [this](size_t i) {
@@ -553,7 +553,7 @@ struct Red {
       os << in3 << "}\n";
       for (size_t j = 0; j < nout; ++j)
         if (out_full(j) && out_phase(j) == p)
-          os << in3 << "kiln_vec_store(out" << j << " + b" << j << " + e, y" << j
+          os << in3 << "kiln::gen::vec_store(out" << j << " + b" << j << " + e, y" << j
              << ");\n";
       slots_close(ind);
       row_reduce(os, p, ind);
@@ -667,7 +667,7 @@ struct Red {
         os << in3 << "for (int64_t t = t0; t < t1; t += " << n << ") {\n";
         for (auto [i, in] : llvm::enumerate(k.inputs))
           if (needed(in, launch))
-            os << in4 << "kiln_vec<" << storage(in) << ", V> x" << i << "["
+            os << in4 << "kiln::gen::Vec<" << storage(in) << ", V> x" << i << "["
                << n << "];\n";
         for (int phase = 0; phase < 2; ++phase) {
           os << in4 << "#pragma unroll\n"

@@ -27,7 +27,7 @@ using kiln::Tensor;
 // JSON-NEXT: kernels[0].cuda_kernels[0] = "{{.*}}_k0_f32_vec"
 // JSON: guards[1].check = "the dtype of 'x' is f32 (the variant compiled)"
 // JSON: guards[3].check = "on a CUDA device, this file's CUDA kernels were built (nvcc ran)"
-// TU: #include <kiln/kernel_abi.h>
+// TU: #include <kiln/generated.cuh>
 // TU: extern "C" __global__ void __launch_bounds__(256)
 // TU-NEXT: __kiln__Z9scale_expRKN4kiln6TensorEd_{{[0-9a-f]+}}_k0_f32_vec(const int64_t n,
 // FATBIN: alignas(16) const char kiln_fatbin[] =

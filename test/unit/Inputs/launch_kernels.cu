@@ -6,3 +6,55 @@ extern "C" __global__ void kiln_test_affine(float *out, const float *in,
   if (i < n)
     out[i] = in[i] * scale + 1.0f;
 }
+
+// kiln/generated.cuh, as the generated kernels use it: row_reduce over
+// thread groups of tpr threads (a warp's lanes or a whole block), and
+// 16-byte vector loads and stores.
+#include <kiln/generated.cuh>
+
+// Row r of `rows` rows of R floats: its group of tpr threads sums it
+// (red_sum) and finds its argmax (red_argmax); thread 0 of the group
+// writes both.
+extern "C" __global__ void kiln_test_row_reduce(const float *in, float *sums,
+                                                long long *argmax, int rows,
+                                                int R, int tpr) {
+  __shared__ double smem[64];
+  const int groups = blockDim.x / tpr, t = threadIdx.x % tpr;
+  const int row = blockIdx.x * groups + threadIdx.x / tpr;
+  // Every thread of a block reaches the block reduction's barriers.
+  const bool live = row < rows;
+  float s = 0;
+  kiln::scalar::ArgAcc<float> best{kiln::scalar::lowest<float>(), -1};
+  if (live)
+    for (int k = t; k < R; k += tpr) {
+      const float x = in[(long long)row * R + k];
+      s = kiln::gen::red_sum::combine(s, x);
+      best = kiln::gen::red_argmax::combine(best, kiln::scalar::ArgAcc<float>{x, k});
+    }
+  s = kiln::gen::row_reduce<kiln::gen::red_sum>(s, tpr, reinterpret_cast<float *>(smem));
+  best = kiln::gen::row_reduce<kiln::gen::red_argmax>(
+      best, tpr, reinterpret_cast<kiln::scalar::ArgAcc<float> *>(smem));
+  if (live && t == 0) {
+    sums[row] = s;
+    argmax[row] = best.index;
+  }
+}
+
+// out = in * 2 through Vec<T, V> loads and stores (n a multiple of V).
+template <class T, int V>
+__device__ void vec_twice(const T *in, T *out, int n) {
+  const int i = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+  if (i >= n)
+    return;
+  kiln::gen::Vec<T, V> v = kiln::gen::vec_load<V>(in + i);
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    v.v[k] = T(v.v[k] * T(2));
+  kiln::gen::vec_store(out + i, v);
+}
+extern "C" __global__ void kiln_test_vec_f32x4(const float *in, float *out, int n) {
+  vec_twice<float, 4>(in, out, n);
+}
+extern "C" __global__ void kiln_test_vec_f64x2(const double *in, double *out, int n) {
+  vec_twice<double, 2>(in, out, n);
+}

@@ -1,0 +1,198 @@
+// Host-side helpers for the code the Kiln plugin generates: the layout
+// tests its guards make, the launch shapes it picks, and the [outer, R,
+// inner] row space of a fused reduction. The generated host file includes
+// this header; test/unit/runtime_generated.cpp tests it. The device side is
+// kiln/generated.cuh.
+#pragma once
+
+#include <kiln/kernel_abi.h>
+#include <kiln/tensor.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <initializer_list>
+
+namespace kiln::gen {
+
+// A tensor whose elements, in memory order, are the n elements of the
+// output in order: contiguous and not broadcast.
+inline bool dense(const Tensor &t, int64_t n) {
+  return t.is_contiguous() && t.numel() == n;
+}
+
+// p is a multiple of `bytes` (a power of two).
+inline bool aligned(const void *p, unsigned bytes) {
+  return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
+}
+
+// Every offset the strided kernel computes for n elements fits in 32 bits.
+template <int N> bool fits_u32(const OffsetCalc<N> &c, int64_t n) {
+  if (n > INT32_MAX)
+    return false;
+  for (int i = 0; i < N; ++i) {
+    int64_t last = 0;
+    for (int d = 0; d < c.rank; ++d)
+      last += (c.sizes[d] - 1) * c.strides[d][i];
+    if (last > INT32_MAX)
+      return false;
+  }
+  return true;
+}
+
+// Blocks of 256 threads for `threads` work items, one item per thread (the
+// kernels still loop, grid-stride, past the largest grid). With a grid of
+// one wave looping over the rest, sin(x)+cos(y) on 2^26 floats reached 86%
+// of the copy floor on an H200, with a thread per item 100%
+// (bench/experiments/pointwise_variants.cu at commit 3ae925a44d).
+inline unsigned blocks(int64_t threads) {
+  return unsigned(std::clamp<int64_t>((threads + 255) / 256, 1, INT32_MAX));
+}
+
+// ---- fused reductions ----
+
+// The reduced dims [d0, d1] of the full shape.
+struct ReduceGeom {
+  int d0 = 0, d1 = -1;
+};
+
+// [outer, R, inner] of reducing `full` over `dims` (empty: all), and the
+// reduced shape with the dims kept as 1 (`keep`) and dropped (`drop`).
+// False when a dim is out of range, repeated, or the dims are not adjacent.
+inline bool row_space(const Dims &full, std::initializer_list<int64_t> dims,
+                      RowSpace &sp, Dims &keep, Dims &drop, ReduceGeom &geo) {
+  const int rank = full.rank();
+  int d0 = 0, d1 = rank - 1;
+  if (dims.size() != 0) {
+    bool seen[kMaxRank] = {};
+    int lo = rank, hi = -1;
+    for (int64_t d : dims) {
+      int64_t nd = d < 0 ? d + rank : d;
+      if (nd < 0 || nd >= rank || seen[nd])
+        return false;
+      seen[nd] = true;
+      lo = std::min<int>(lo, int(nd));
+      hi = std::max<int>(hi, int(nd));
+    }
+    if (hi - lo + 1 != int(dims.size()))
+      return false;
+    d0 = lo;
+    d1 = hi;
+  }
+  sp = RowSpace{};
+  keep = Dims{};
+  drop = Dims{};
+  for (int d = 0; d < rank; ++d) {
+    (d < d0 ? sp.outer : d <= d1 ? sp.R : sp.inner) *= full[d];
+    if (d < d0 || d > d1) {
+      keep.push_back(full[d]);
+      drop.push_back(full[d]);
+    } else {
+      keep.push_back(1);
+    }
+  }
+  sp.rows = sp.outer * sp.inner;
+  geo = {d0, d1};
+  return true;
+}
+
+// t's element strides, broadcast to `full`, for each of [outer, R, inner];
+// false when a group of dims cannot be walked with one stride.
+inline bool row_strides(const Tensor &t, const Dims &full,
+                        const ReduceGeom &geo, int64_t out[3]) {
+  const int rank = full.rank(), off = rank - t.dim();
+  if (off < 0)
+    return false;
+  const int lo[3] = {0, geo.d0, geo.d1 + 1}, hi[3] = {geo.d0, geo.d1 + 1, rank};
+  for (int gi = 0; gi < 3; ++gi) {
+    bool have = false;
+    int64_t s = 0, expect = 0;
+    for (int d = hi[gi] - 1; d >= lo[gi]; --d) {
+      if (full[d] == 1)
+        continue;
+      const int td = d - off;
+      const int64_t sd = td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
+      if (have && sd != expect)
+        return false;
+      if (!have)
+        s = sd;
+      have = true;
+      expect = sd * full[d];
+    }
+    out[gi] = s;
+  }
+  return true;
+}
+
+// The three GPU reduction kernels: a thread group per row holding the row
+// in registers (rows), a block re-reading the row per pass (loop), a row
+// split over blocks with a launch per pass (split).
+enum class RedMode { rows, loop, split };
+
+// A tuning knob for measurements (-DKILN_ROWS_SLOTS=1|2|4 on the compile
+// command reaches the generated code), not an interface.
+#ifndef KILN_ROWS_SLOTS
+#define KILN_ROWS_SLOTS 4
+#endif
+
+// How to run a reduction kernel on a GPU of `sms` multiprocessors, V
+// elements per 16-byte slot, whose rows kernels keep up to
+// `slots_per_thread` slots per thread: a thread group per row with the row
+// in registers when it fits (a warp for short rows, a block for long ones),
+// a block re-reading the row per pass when it does not, and a row split
+// over blocks when there are too few rows to fill the GPU. Sets sp.tpr,
+// sp.vpt, sp.splits and the launch shape.
+inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
+                         int64_t sms, unsigned &grid, unsigned &block) {
+  const int64_t slots = (sp.R + V - 1) / V;
+  if (sp.rows < 2 * sms && sp.R >= 16384) {
+    // About 32 blocks of 256 threads per multiprocessor in all (a grid of
+    // several waves streams memory better than one), tiles of 256 slots.
+    sp.tpr = 256;
+    block = 256;
+    const int64_t want = (32 * sms + sp.rows - 1) / sp.rows;
+    const int64_t most = (slots + 255) / 256;
+    sp.splits = int(std::max<int64_t>(1, std::min(want, most)));
+    grid = unsigned(sp.rows * sp.splits);
+    return RedMode::split;
+  }
+  // Rows that fit the rows kernel's registers, and that it can read 16
+  // bytes at a time.
+  const int64_t most = std::min(slots_per_thread, 2) * 512; // rows1/2: 512 threads
+  if (sp.vec && slots <= std::max<int64_t>(most, 256 * slots_per_thread)) {
+    // Threads per row: enough for KILN_ROWS_SLOTS slots each (more slots
+    // per thread: more bytes in flight per thread, more registers), at
+    // least a warp, at most 512 (256 with 4 slots each).
+    // Few rows (a small call) are latency-bound: spread each over more
+    // threads.
+    const int64_t want = sp.rows < 2 * sms
+                             ? 1
+                             : std::min(KILN_ROWS_SLOTS, slots_per_thread);
+    int64_t t = 32;
+    while (t * want < slots && (t < 256 || (t < 512 && slots <= most)))
+      t *= 2;
+    sp.tpr = int(t);
+    sp.vpt = int((slots + t - 1) / t);
+    block = t == 32 ? 256 : unsigned(t);
+    const int64_t groups = block / t;
+    grid = unsigned(std::max<int64_t>(
+        1, std::min((sp.rows + groups - 1) / groups, sms * 64)));
+    return RedMode::rows;
+  }
+  sp.tpr = 512;
+  block = 512;
+  grid = unsigned(std::max<int64_t>(1, std::min(sp.rows, sms * 8)));
+  return RedMode::loop;
+}
+
+// On the CPU: rows in parallel (true), or each row split into chunks when
+// there are few long rows (false; sp.splits and sp.chunk set).
+inline bool plan_cpu(RowSpace &sp) {
+  if (sp.rows >= 64 || sp.R < 65536)
+    return true;
+  sp.splits = int(std::min<int64_t>(256, (sp.R + 65535) / 65536));
+  sp.chunk = (sp.R + sp.splits - 1) / sp.splits;
+  return false;
+}
+
+} // namespace kiln::gen

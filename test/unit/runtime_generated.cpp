@@ -1,0 +1,362 @@
+// kiln/generated.h: the host helpers the generated code calls. Row spaces
+// against eager reductions' shapes, row strides against direct offsets of
+// random views, the launch planners' invariants (the kernels index their
+// registers and rows by them), and the layout tests of the guards.
+#include "runtime_reference.h"
+
+#include <kiln/generated.h>
+
+#include <random>
+
+#if defined(KILN_TEST_FATBIN)
+#include "launch_kernels_fatbin.h"
+#endif
+
+using namespace kiln;
+
+namespace {
+
+// row_space agrees with eager sum over the same dims: the same shape
+// (kept and dropped) where eager accepts the dims, false where it raises
+// for a repeated or out-of-range dim; non-adjacent dims, and a dim of a
+// 0-d tensor, are not a row space (false) though eager reduces them.
+TEST(GeneratedRowSpace, AgreesWithEagerSum) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 500; ++trial) {
+    Dims shape;
+    for (int i = 0, rank = int(rng() % 5); i < rank; ++i)
+      shape.push_back(int64_t(rng() % 4));
+    std::vector<int64_t> dims;
+    for (int i = 0, nd = int(rng() % 3); i < nd; ++i)
+      dims.push_back(int64_t(rng() % 9) - 4);
+    RowSpace sp;
+    Dims keep, drop;
+    gen::ReduceGeom geo;
+    bool ok;
+    switch (dims.size()) {
+    case 0: ok = gen::row_space(shape, {}, sp, keep, drop, geo); break;
+    case 1: ok = gen::row_space(shape, {dims[0]}, sp, keep, drop, geo); break;
+    default: ok = gen::row_space(shape, {dims[0], dims[1]}, sp, keep, drop, geo);
+    }
+    SCOPED_TRACE(shape.str() + " dims " + std::to_string(dims.size()) +
+                 (dims.size() > 0 ? " " + std::to_string(dims[0]) : "") +
+                 (dims.size() > 1 ? " " + std::to_string(dims[1]) : ""));
+    // Eager: sum over one dim, or over two as nested sums (the higher dim
+    // first, so the lower keeps its index).
+    Tensor x = zeros(shape), kept, dropped;
+    const int rank = shape.rank();
+    auto norm = [&](int64_t d) { return d < 0 ? d + rank : d; };
+    bool raised = false;
+    try {
+      if (dims.empty()) {
+        dropped = sum(x);
+      } else if (dims.size() == 1) {
+        kept = sum(x, dims[0], true);
+        dropped = sum(x, dims[0], false);
+      } else {
+        sum(x, dims[0]), sum(x, dims[1]); // raise when out of range
+        int64_t a = norm(dims[0]), b = norm(dims[1]);
+        if (a < b)
+          std::swap(a, b);
+        kept = sum(sum(x, a, true), b, true);
+        dropped = sum(sum(x, a, false), b, false);
+      }
+    } catch (const Error &) {
+      raised = true;
+    }
+    if (raised) {
+      ASSERT_FALSE(ok);
+      continue;
+    }
+    // Eager accepts dim 0 or -1 of a 0-d tensor; row_space declines it (the
+    // guard fails and the call runs eagerly).
+    const bool expect =
+        (dims.empty() || rank > 0) &&
+        (dims.size() < 2 || std::abs(norm(dims[0]) - norm(dims[1])) == 1);
+    ASSERT_EQ(ok, expect) << "repeated or non-adjacent dims are no row space";
+    if (!ok)
+      continue;
+    if (!dims.empty())
+      ASSERT_EQ(keep.str(), kept.sizes().str());
+    ASSERT_EQ(drop.str(), dropped.sizes().str());
+    int64_t prod = 1;
+    for (int d = 0; d < rank; ++d)
+      prod *= shape[d];
+    ASSERT_EQ(sp.outer * sp.R * sp.inner, prod);
+    ASSERT_EQ(sp.rows, sp.outer * sp.inner);
+    ASSERT_EQ(sp.rows, dropped.numel());
+  }
+}
+
+// The element offset of t at index `idx` of `full` (t broadcast to it).
+int64_t direct_offset(const Tensor &t, const Dims &full, const Dims &idx) {
+  const int off = full.rank() - t.dim();
+  int64_t o = 0;
+  for (int d = off; d < full.rank(); ++d)
+    if (t.sizes()[d - off] != 1)
+      o += idx[d] * t.strides()[d - off];
+  return o;
+}
+
+// row_strides is true exactly when each of [outer, R, inner] can be
+// walked with one stride, and then its strides give every element's
+// offset.
+TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
+  std::mt19937 r(29);
+  int walkable = 0, not_walkable = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    const int rank = 1 + int(r() % 4);
+    Dims full;
+    for (int d = 0; d < rank; ++d)
+      full.push_back(1 + int64_t(r() % 3));
+    // t: a sliced, maybe transposed view of a bigger tensor, maybe of
+    // lower rank or with size-1 dims (broadcast against full).
+    const int trank = rank - int(r() % 2);
+    Dims ts;
+    for (int d = 0; d < trank; ++d)
+      ts.push_back(r() % 4 == 0 ? 1 : full[rank - trank + d]);
+    Dims big;
+    for (int d = 0; d < trank; ++d)
+      big.push_back(ts[d] * 2 + 1);
+    Tensor v = zeros(big);
+    for (int d = 0; d < trank; ++d)
+      v = v.slice(d, int64_t(r() % 2), big[d], 1 + int64_t(r() % 2))
+              .slice(d, 0, ts[d]);
+    if (trank > 1 && r() % 2 && ts[0] == ts[trank - 1])
+      v = v.transpose(0, trank - 1);
+    if (r() % 3 == 0)
+      v = v.contiguous();
+    const int64_t d0 = int64_t(r() % rank);
+    const int64_t d1 = std::min<int64_t>(rank - 1, d0 + int64_t(r() % 2));
+    RowSpace sp;
+    Dims keep, drop;
+    gen::ReduceGeom geo;
+    ASSERT_TRUE(d0 == d1 ? gen::row_space(full, {d0}, sp, keep, drop, geo)
+                         : gen::row_space(full, {d0, d1}, sp, keep, drop, geo));
+    int64_t s[3];
+    const bool ok = gen::row_strides(v, full, geo, s);
+    SCOPED_TRACE(full.str() + " view " + v.sizes().str() + " strides " +
+                 v.strides().str() + " dims " + std::to_string(d0) + ".." +
+                 std::to_string(d1));
+
+    // Brute force: each group's offsets, with the other groups at index
+    // 0, must be affine in the group's linear index.
+    const int lo[3] = {0, int(d0), int(d1) + 1}, hi[3] = {int(d0), int(d1) + 1, rank};
+    bool affine = true;
+    int64_t step[3] = {0, 0, 0};
+    for (int gi = 0; gi < 3; ++gi) {
+      int64_t n = 1;
+      for (int d = lo[gi]; d < hi[gi]; ++d)
+        n *= full[d];
+      for (int64_t lin = 0; lin < n; ++lin) {
+        Dims idx;
+        for (int d = 0; d < rank; ++d)
+          idx.push_back(0);
+        for (int64_t rest = lin, d = hi[gi] - 1; d >= lo[gi]; --d) {
+          idx[int(d)] = rest % full[int(d)];
+          rest /= full[int(d)];
+        }
+        const int64_t o = direct_offset(v, full, idx);
+        if (lin == 1)
+          step[gi] = o;
+        if (o != lin * step[gi])
+          affine = false;
+      }
+    }
+    ASSERT_EQ(ok, affine);
+    (ok ? walkable : not_walkable)++;
+    if (!ok)
+      continue;
+    // Every element, through [outer, R, inner].
+    for (int64_t o = 0; o < sp.outer; ++o)
+      for (int64_t k = 0; k < sp.R; ++k)
+        for (int64_t i = 0; i < sp.inner; ++i) {
+          Dims idx;
+          for (int d = 0; d < rank; ++d)
+            idx.push_back(0);
+          int64_t lin[3] = {o, k, i};
+          for (int gi = 0; gi < 3; ++gi)
+            for (int d = hi[gi] - 1; d >= lo[gi]; --d) {
+              idx[d] = lin[gi] % full[d];
+              lin[gi] /= full[d];
+            }
+          ASSERT_EQ(o * s[0] + k * s[1] + i * s[2], direct_offset(v, full, idx));
+        }
+  }
+  EXPECT_GT(walkable, 100);
+  EXPECT_GT(not_walkable, 10) << "the views should include unwalkable ones";
+}
+
+// plan_cuda: whatever the shape, the launch covers every row once and
+// every slot of a row, within what the chosen kernel can hold.
+TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
+  const int64_t sizes[] = {1, 3, 31, 32, 33, 255, 256, 1000, 1024, 4096,
+                           5000, 16383, 16384, 65536, 1 << 20};
+  int seen[3] = {};
+  for (int64_t sms : {int64_t(1), int64_t(66), int64_t(132)})
+    for (int V : {1, 2, 4, 8})
+      for (int spt : {1, 2, 4, 8})
+        for (int64_t rows : sizes)
+          for (int64_t R : sizes)
+            for (int vec : {0, 1}) {
+              RowSpace sp;
+              sp.rows = sp.outer = rows;
+              sp.R = R;
+              sp.vec = vec;
+              unsigned grid = 0, block = 0;
+              const gen::RedMode m = gen::plan_cuda(sp, V, spt, sms, grid, block);
+              SCOPED_TRACE("sms " + std::to_string(sms) + " V " + std::to_string(V) +
+                           " slots " + std::to_string(spt) + " rows " +
+                           std::to_string(rows) + " R " + std::to_string(R) +
+                           " vec " + std::to_string(vec));
+              const int64_t slots = (R + V - 1) / V;
+              ASSERT_GE(grid, 1u);
+              seen[int(m)]++;
+              switch (m) {
+              case gen::RedMode::rows: {
+                ASSERT_TRUE(vec) << "the rows kernel reads 16-byte slots";
+                ASSERT_TRUE(sp.tpr >= 32 && sp.tpr <= 512 &&
+                            (sp.tpr & (sp.tpr - 1)) == 0);
+                ASSERT_EQ(block % unsigned(sp.tpr), 0u);
+                ASSERT_LE(sp.vpt, spt) << "more slots than registers";
+                ASSERT_GE(int64_t(sp.tpr) * sp.vpt, slots) << "row not covered";
+                ASSERT_LE(block, 512u);
+                break;
+              }
+              case gen::RedMode::loop:
+                ASSERT_EQ(block, 512u);
+                ASSERT_EQ(sp.tpr, 512);
+                ASSERT_LE(int64_t(grid), rows);
+                break;
+              case gen::RedMode::split:
+                ASSERT_EQ(block, 256u);
+                ASSERT_EQ(int64_t(grid), rows * sp.splits);
+                ASSERT_GE(sp.splits, 1);
+                // No split without a tile of 256 slots to read.
+                ASSERT_LE(int64_t(sp.splits - 1) * 256, slots);
+                break;
+              }
+            }
+  EXPECT_GT(seen[0], 0);
+  EXPECT_GT(seen[1], 0);
+  EXPECT_GT(seen[2], 0);
+}
+
+TEST(GeneratedPlanCpu, SplitsOnlyFewLongRowsIntoChunksThatCoverThem) {
+  for (int64_t rows : {int64_t(1), int64_t(2), int64_t(63), int64_t(64), int64_t(1000)})
+    for (int64_t R : {int64_t(1), int64_t(1000), int64_t(65535), int64_t(65536),
+                      int64_t(65537), int64_t(1) << 20, int64_t(1) << 26}) {
+      RowSpace sp;
+      sp.rows = rows;
+      sp.R = R;
+      const bool by_rows = gen::plan_cpu(sp);
+      SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(R));
+      ASSERT_EQ(by_rows, rows >= 64 || R < 65536);
+      if (by_rows)
+        continue;
+      ASSERT_TRUE(sp.splits >= 1 && sp.splits <= 256);
+      ASSERT_GE(sp.chunk * sp.splits, R);
+      ASSERT_LT(sp.chunk * (sp.splits - 1), R) << "an empty split";
+    }
+}
+
+TEST(GeneratedLayout, DenseAlignedBlocksAndFits) {
+  Tensor a = zeros({4, 6});
+  EXPECT_TRUE(gen::dense(a, 24));
+  EXPECT_FALSE(gen::dense(a, 48)) << "broadcast to a larger output";
+  EXPECT_FALSE(gen::dense(a.transpose(0, 1), 24));
+  EXPECT_FALSE(gen::dense(a.slice(1, 0, 3), 12));
+
+  alignas(16) char buf[32];
+  EXPECT_TRUE(gen::aligned(buf, 16));
+  EXPECT_FALSE(gen::aligned(buf + 4, 16));
+  EXPECT_TRUE(gen::aligned(buf + 4, 4));
+
+  EXPECT_EQ(gen::blocks(0), 1u);
+  EXPECT_EQ(gen::blocks(1), 1u);
+  EXPECT_EQ(gen::blocks(256), 1u);
+  EXPECT_EQ(gen::blocks(257), 2u);
+  EXPECT_EQ(gen::blocks(int64_t(1) << 50), unsigned(INT32_MAX));
+
+  OffsetCalc<1> c;
+  c.rank = 2;
+  c.sizes[0] = 1 << 16;
+  c.sizes[1] = 1 << 15;
+  c.strides[0][0] = 1 << 15;
+  c.strides[1][0] = 1;
+  EXPECT_FALSE(gen::fits_u32(c, int64_t(1) << 31)) << "n past INT32_MAX";
+  c.sizes[0] = 1 << 15;
+  EXPECT_TRUE(gen::fits_u32(c, int64_t(1) << 30));
+  c.strides[0][0] = int64_t(1) << 17; // a sliced view: offsets reach 2^32
+  EXPECT_FALSE(gen::fits_u32(c, int64_t(1) << 30));
+}
+
+// kiln/generated.cuh on the GPU (kernels in Inputs/launch_kernels.cu):
+// row_reduce over warps' lanes and whole blocks, sum and argmax, and the
+// vector loads and stores.
+TEST(GeneratedDevice, RowReduceAndVectorAccess) {
+  if (!cuda_available())
+    GTEST_SKIP() << "no CUDA GPU: skipped";
+#if !defined(KILN_TEST_FATBIN)
+  GTEST_SKIP() << "built without nvcc: no test fatbin";
+#else
+  static rt::KernelModule m{kiln_test_fatbin, "test_module"};
+  static rt::KernelRef reduce{&m, "kiln_test_row_reduce"};
+  static rt::KernelRef f32x4{&m, "kiln_test_vec_f32x4"};
+  static rt::KernelRef f64x2{&m, "kiln_test_vec_f64x2"};
+  const Device d = Device::cuda(0);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  int rows = 37, R = 1000;
+  std::vector<float> host(size_t(rows) * R);
+  for (float &x : host)
+    x = u(rng);
+  Tensor in = from_vector(host, {rows, R}).to(d);
+  for (int tpr : {1, 4, 32, 64, 256, 512}) {
+    SCOPED_TRACE("threads per row " + std::to_string(tpr));
+    const unsigned block = tpr <= 32 ? 256 : unsigned(tpr);
+    const unsigned groups = block / unsigned(tpr);
+    Tensor sums = full({rows}, std::nanf(""), f32, d);
+    Tensor idx = full({rows}, -7, i64, d);
+    const float *ip = in.data<const float>();
+    float *sp = sums.data<float>();
+    int64_t *xp = idx.data<int64_t>();
+    void *args[] = {&ip, &sp, &xp, &rows, &R, &tpr};
+    rt::launch(reduce, d, {(unsigned(rows) + groups - 1) / groups, 1, 1},
+               {block, 1, 1}, args);
+    std::vector<float> got = sums.to_vector<float>();
+    std::vector<int64_t> got_idx = idx.to_vector<int64_t>();
+    for (int r = 0; r < rows; ++r) {
+      double want = 0;
+      int64_t best = 0;
+      for (int k = 0; k < R; ++k) {
+        want += host[size_t(r) * R + k];
+        if (host[size_t(r) * R + k] > host[size_t(r) * R + best])
+          best = k;
+      }
+      ASSERT_NEAR(got[r], want, 1e-4) << "row " << r;
+      ASSERT_EQ(got_idx[r], best) << "row " << r;
+    }
+  }
+
+  int n = 1024;
+  Tensor a = arange(n, f32, d), b = full({n}, std::nanf(""), f32, d);
+  const float *ap = a.data<const float>();
+  float *bp = b.data<float>();
+  void *fargs[] = {&ap, &bp, &n};
+  rt::launch(f32x4, d, {unsigned(n / 4 + 255) / 256, 1, 1}, {256, 1, 1}, fargs);
+  std::vector<float> bf = b.to_vector<float>();
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(bf[i], 2.0f * i) << i;
+  Tensor a64 = arange(n, f64, d), b64 = full({n}, std::nan(""), f64, d);
+  const double *a64p = a64.data<const double>();
+  double *b64p = b64.data<double>();
+  void *dargs[] = {&a64p, &b64p, &n};
+  rt::launch(f64x2, d, {unsigned(n / 2 + 255) / 256, 1, 1}, {256, 1, 1}, dargs);
+  std::vector<double> bd = b64.to_vector<double>();
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(bd[i], 2.0 * i) << i;
+#endif
+}
+
+} // namespace

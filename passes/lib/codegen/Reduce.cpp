@@ -27,8 +27,8 @@ namespace {
 
 // Tiles a split kernel's thread loads before it uses any in a pass that
 // only reduces (where(sum) over 2^26 f32 on an H200, hand-written kernels
-// in bench/experiments/row_variants.cu: one 0.2163 ms, four 0.2078, eight
-// 0.2070).
+// in bench/experiments/row_variants.cu at commit 3ae925a44d, results in
+// bench/results/2026-11-21-h200.md: one 0.2163 ms, four 0.2078, eight 0.2070).
 constexpr int kTiles = 4;
 // Partials a combine thread loads before it combines any.
 constexpr int kCombine = 8;

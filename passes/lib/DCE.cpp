@@ -42,7 +42,7 @@ bool can_raise(const Graph &g, const Node &n) {
   }
   if (!is_reduction(n.op))
     return false;
-  bool extreme = n.op != Op::Sum;
+  bool extreme = empty_reduction_raises(n.op);
   const Shape &s = g.node(n.operands[0]).type.shape;
   if (!s.ranked)
     return !n.dims.empty() || extreme;

@@ -92,7 +92,7 @@ void reduction_guards(GuardList &gl, const Variant &v, size_t ki,
                 "shape");
   bool extreme = false;
   for (NodeId r : k.reductions)
-    extreme |= g.node(r).op != Op::Sum;
+    extreme |= ir::empty_reduction_raises(g.node(r).op);
   if (extreme)
     gl.in_variant(v.dtype,
                   kn + "the reduced extent is not 0 when there are rows "

@@ -217,7 +217,7 @@ struct Emitter {
           "range or not adjacent for this shape\");\n";
     bool extreme = false;
     for (NodeId r : k.reductions)
-      extreme |= g.node(r).op != Op::Sum;
+      extreme |= ir::empty_reduction_raises(g.node(r).op);
     if (extreme)
       os << "  if (sp" << n << ".R == 0 && sp" << n << ".rows > 0)\n"
          << "    return kiln::rt::guard_failed(kFn, \"amax, amin and argmax of "

@@ -69,6 +69,12 @@ const OpInfo &op_info(Op op);
 std::optional<Op> op_from_name(llvm::StringRef name);
 inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; }
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
+// A reduction whose op-table identity is only a start value (amax, amin,
+// argmax: rule SAME or INDEX, kiln/ops.def): over an empty dimension eager
+// raises. Sum's identity (rule SUM) is its result there.
+inline bool empty_reduction_raises(Op op) {
+  return is_reduction(op) && op_info(op).rule != TypeRule::SUM;
+}
 
 // One dimension of a symbolic shape: a known extent (>= 0) or a symbol s<N>.
 struct SymDim {

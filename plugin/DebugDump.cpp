@@ -201,6 +201,8 @@ void write_path(Writer &w, const DumpedFunction &f, const DumpedPath &p,
          p.code.plan.empty() ? "No kernel plan: backend=eager runs the graph "
                                "with the eager ops.\n"
                              : p.code.plan);
+  if (!p.code.lowered.empty())
+    w.file(dir + "/lowered.txt", p.code.lowered);
   w.file(dir + "/kernels.cu", kernels_cu(f, p));
   w.file(dir + "/host.cpp", host_cpp(f, p));
 }

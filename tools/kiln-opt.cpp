@@ -3,12 +3,14 @@
 //   kiln-opt [--passes=a,b,(c,d) | --pipeline] [--unsafe-math]
 //            [--print-after-all] [--emit=kir|dot [--dot-kernels]] [-o out]
 //            file.kir|-
-//   kiln-opt --emit=plan|cuda|host [--dtypes=f32,...] [--no-cuda] file.kir
+//   kiln-opt --emit=plan|lowered|cuda|host [--dtypes=f32,...] [--no-cuda]
+//            file.kir
 //
-// --emit=plan|cuda|host runs the code generator on each graph as the plugin
-// does on a captured function (every dtype specialisation, the default
-// pipeline, the scheduler) and prints the kernel plan, the CUDA kernels or
-// the host code.
+// --emit=plan|lowered|cuda|host runs the code generator on each graph as the
+// plugin does on a captured function (every dtype specialisation, the
+// default pipeline, the scheduler, lowering) and prints the kernel plan,
+// the lowered program (guards, launches, kernels as loop nests), the CUDA
+// kernels or the host code.
 //
 // The input is type-checked after parsing (node types may be omitted; a
 // written type must be the inferred one). Errors are clang-style
@@ -50,21 +52,23 @@ cl::opt<bool> pipeline("pipeline", cl::desc("Run the default pipeline"),
 cl::opt<bool> unsafe_math("unsafe-math",
                           cl::desc("Allow value-changing rewrites"),
                           cl::cat(category));
-enum class Emit { Kir, Dot, Plan, Cuda, Host };
+enum class Emit { Kir, Dot, Plan, Lowered, Cuda, Host };
 cl::opt<Emit> emit(
     "emit", cl::desc("Output format"), cl::init(Emit::Kir),
     cl::values(clEnumValN(Emit::Kir, "kir", "KIR text"),
                clEnumValN(Emit::Dot, "dot", "Graphviz"),
                clEnumValN(Emit::Plan, "plan", "kernel plan and remarks"),
+               clEnumValN(Emit::Lowered, "lowered",
+                          "the lowered program (guards, launches, loops)"),
                clEnumValN(Emit::Cuda, "cuda", "generated CUDA kernels"),
                clEnumValN(Emit::Host, "host", "generated host code")),
     cl::cat(category));
 cl::list<std::string> dtypes("dtypes", cl::CommaSeparated,
-                             cl::desc("With --emit=plan|cuda|host: dtypes to "
+                             cl::desc("With --emit=plan|lowered|cuda|host: dtypes to "
                                       "specialise for (default all floats)"),
                              cl::cat(category));
 cl::opt<bool> no_cuda("no-cuda",
-                      cl::desc("With --emit=plan|host: no CUDA kernels"),
+                      cl::desc("With --emit=plan|lowered|host: no CUDA kernels"),
                       cl::cat(category));
 cl::opt<bool> dot_kernels("dot-kernels",
                           cl::desc("With --emit=dot, draw the kernels the "
@@ -180,6 +184,8 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
       for (const codegen::Remark &r : fc.remarks)
         os << "remark: " << r.message << "\n";
     }
+    if (emit == Emit::Lowered)
+      os << fc.lowered;
     fns.push_back(std::move(fc));
   }
   if (emit == Emit::Cuda)
@@ -247,7 +253,8 @@ int main(int argc, char **argv) {
   llvm::ToolOutputFile out(output_file, ec, llvm::sys::fs::OF_Text);
   if (ec)
     return fail("cannot write '" + output_file + "': " + ec.message());
-  if (emit == Emit::Plan || emit == Emit::Cuda || emit == Emit::Host) {
+  if (emit == Emit::Plan || emit == Emit::Lowered || emit == Emit::Cuda ||
+      emit == Emit::Host) {
     if (int rc = generate(results, kir, out.os()))
       return rc;
   } else if (emit == Emit::Dot)

@@ -1,7 +1,6 @@
 // compile_function: specialise per dtype, optimise, schedule, emit; and the
 // per-TU assembly of every function's CUDA and host code.
-#include "Emit.h"
-#include "Explain.h"
+#include "Lower.h"
 
 #include <kiln/passes/passes.h>
 #include <kiln/passes/text.h>
@@ -141,15 +140,18 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     last = d;
   }
 
-  if (opts.cuda) {
-    for (const Variant &v : variants)
-      emit_cuda_kernels(v.graph, v.plan, spec.symbol, v.dtype, fc.cuda,
-                        fc.kernel_names);
-    fc.has_cuda_kernels = !fc.kernel_names.empty();
-  }
-  fc.host = emit_host_function(spec, variants, opts);
+  low::Program program = lower_function(spec, variants, opts);
+  for (const low::Variant &v : program.variants)
+    for (const low::Kernel &k : v.kernels)
+      for (const std::string &n : k.entry_points())
+        fc.kernel_names.push_back(n);
+  fc.has_cuda_kernels = !fc.kernel_names.empty();
+  if (fc.has_cuda_kernels)
+    fc.cuda = low::print_cuda(program);
+  fc.host = low::print_host(program);
+  fc.lowered = low::print_text(program);
   fc.kernels = kernel_infos(spec, variants);
-  fc.guards = guard_infos(variants, opts);
+  fc.guards = guard_infos(program);
   fc.graphs = variant_graphs(variants);
 
   // Remarks: what was fused, and what the compiled code assumes.

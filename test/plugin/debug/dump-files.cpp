@@ -12,6 +12,7 @@
 // RUN: FileCheck %s --check-prefix=F16 < %t.dir/dump-files.cpp/twice_sin/passes/f16/01-infer-types.kir
 // RUN: FileCheck %s --check-prefix=PLAN < %t.dir/dump-files.cpp/twice_sin/plan.txt
 // RUN: FileCheck %s --check-prefix=HOST < %t.dir/dump-files.cpp/twice_sin/host.cpp
+// RUN: FileCheck %s --check-prefix=LOWERED < %t.dir/dump-files.cpp/twice_sin/lowered.txt
 // RUN: FileCheck %s --check-prefix=NO-CUDA < %t.dir/dump-files.cpp/twice_sin/kernels.cu
 // RUN: python3 %S/Inputs/flatjson.py %t.dir/dump-files.cpp/twice_sin/explain.json | FileCheck %s --check-prefix=JSON
 // RUN: FileCheck %s --check-prefix=SOFT-PLAN < %t.dir/dump-files.cpp/soft/plan.txt
@@ -24,6 +25,16 @@
 #include <kiln/kiln.h>
 
 using kiln::Tensor;
+
+// The lowered program: the guards the host code checks, then the loops.
+// LOWERED: lowered @twice_sin (
+// LOWERED: guard 'x' is a defined tensor
+// LOWERED-NEXT: fails when !a0.defined(), logs "'x' is an undefined tensor"
+// LOWERED: variant f32 (
+// LOWERED: kernel 0 cpu
+// LOWERED: function {{.*}}_contig (contig):
+// LOWERED: = sin(
+// LOWERED: store out0[i] =
 
 // INDEX: # Kiln debug dump of {{.*}}dump-files.cpp
 // INDEX: compiled  twice_sin  twice_sin/

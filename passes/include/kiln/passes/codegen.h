@@ -106,6 +106,7 @@ struct FunctionCode {
   std::string cuda;   // kernels (no includes; see cuda_translation_unit)
   std::string host;   // CPU loops and the fast-path function definition
   std::string plan;   // human-readable kernel plan
+  std::string lowered; // the lowered program as text (low::print_text)
   std::vector<Remark> remarks;
   // Graphs after each pass, for the debug dump: (pass name, KIR text).
   std::vector<std::pair<std::string, std::string>> pass_dumps;

@@ -1,0 +1,24 @@
+// lower_function: every variant's kernels and fast-path function, and the
+// entry that dispatches on the dtype; then the passes over the result.
+#include "Lower.h"
+
+namespace kiln::codegen {
+
+low::Program lower_function(const FunctionSpec &spec,
+                            const std::vector<Variant> &variants,
+                            const Options &opts) {
+  low::Program p;
+  p.symbol = spec.symbol;
+  p.user_name = spec.user_name;
+  p.loc = spec.loc;
+  p.args = spec.args;
+  p.outputs = spec.graph.outputs.size();
+  p.cuda = opts.cuda;
+  for (const Variant &v : variants)
+    p.variants.push_back(lower_variant(spec, v, opts));
+  p.entry = lower_entry(spec, variants);
+  low::pair_sincos(p);
+  return p;
+}
+
+} // namespace kiln::codegen

@@ -1,0 +1,152 @@
+// Lowering a scheduled graph to the lowered program (private to codegen).
+//
+//   Lower.cpp          compile_function's back half: every variant lowered,
+//                      the sincos pass, the printers, explain
+//   LowerElement.cpp   the per-element statements of a kernel's nodes
+//   LowerPointwise.cpp pointwise kernels: CUDA vec/s32/s64, CPU contig/strided
+//   LowerReduce.cpp    reduction kernels: CUDA rows/loop/split/combine, CPU
+//                      rows/split, and their scratch layout
+//   LowerHost.cpp      the fast-path functions: guards, shapes, launches
+#pragma once
+
+#include <kiln/passes/codegen.h>
+#include <kiln/passes/ir.h>
+#include <kiln/passes/lowered.h>
+#include <kiln/passes/schedule.h>
+
+#include <llvm/ADT/DenseMap.h>
+
+#include <functional>
+#include <set>
+#include <string>
+
+namespace kiln::codegen {
+
+// One dtype specialisation of a function: its optimised graph and plan.
+struct Variant {
+  DType dtype;
+  ir::Graph graph;
+  sched::KernelPlan plan;
+};
+
+// ---- spellings shared by every part ----
+
+// C++ spelling of a dtype's storage type ("float", "kiln::half", ...).
+const char *storage_type(DType t);
+// C++ spelling of the type a value of dtype t is computed in (opmath:
+// f16/bf16 compute in float).
+const char *compute_type(DType t);
+// C++ type a node's value has inside a kernel (weak scalars: double,
+// int64_t, bool; tensors: their compute type).
+const char *value_type(const ir::Node &n);
+// A literal of `v` for a weak scalar of dtype t, exact.
+std::string literal(double v, DType t);
+// `c = add(a, b)  at app.cpp:7:10`, for comments.
+std::string describe_node(const ir::Graph &g, const ir::Node &n);
+// Elements per 16-byte vector access for kernel k: 16 / the widest element.
+int vector_width(const ir::Graph &g, const sched::Kernel &k);
+// <symbol>_k<kernel>_<dtype>_<flavour> (no flavour: the kernel's prefix).
+std::string kernel_name(const std::string &symbol, int kernel, DType variant,
+                        const std::string &flavour = "");
+
+// ---- element statements ----
+
+using ValueMap = llvm::DenseMap<ir::NodeId, low::Expr>;
+
+// `v<id>`: the variable holding node id's value in a kernel.
+low::Expr value_var(ir::NodeId id);
+// Node o's value as `want` (a C++ type), from `values` (its value in
+// value_type), or a literal when it is a constant.
+low::Expr operand(const ir::Graph &g, ir::NodeId o, const char *want,
+                  const ValueMap &values);
+// Node o is an f16/bf16 intermediate, which eager stores rounded and the
+// kernels keep in f32.
+bool rounds_in_eager(const ir::Graph &g, ir::NodeId o);
+// `values` with o's value rounded to its dtype and back, for the reads
+// whose result a rounding can flip (comparisons, argmax).
+ValueMap rounded(const ir::Graph &g, ir::NodeId o, const ValueMap &values);
+// The statement computing pointwise node `id` from `values`.
+low::Stmt compute_node(const ir::Graph &g, ir::NodeId id,
+                       const ValueMap &values);
+// `<to> = kiln::scalar::store<T>(<o's value>)`: o's value written to `to`
+// as its storage type T.
+low::Stmt store_node(const ir::Graph &g, ir::NodeId o, const ValueMap &values,
+                     low::Expr to);
+// `const T v<in> = kiln::scalar::load(<from>); // name`.
+low::Stmt load_input(const ir::Graph &g, ir::NodeId in, low::Expr from);
+
+// How a pointwise kernel reaches element i of its inputs and outputs: the
+// flavours differ only in this.
+struct ElementAccess {
+  std::function<low::Expr(int input)> load;   // input i's element
+  std::function<low::Expr(int output)> store; // output j's element
+  std::function<low::Expr(int scalar)> scalar; // a ScalarInput parameter
+};
+// The per-element statements of pointwise kernel k.
+low::Stmts element_stmts(const ir::Graph &g, const sched::Kernel &k,
+                         const ElementAccess &access);
+
+// ---- kernels ----
+
+// The pointer and scalar parameters of kernel k (inputs, outputs,
+// scalars): in<i>, out<j>, s<i>. `restrict_kw`: "__restrict__" (CUDA),
+// "" (a CPU context struct).
+std::vector<low::Param> kernel_params(const ir::Graph &g,
+                                      const sched::Kernel &k,
+                                      const std::string &restrict_kw);
+
+low::Kernel lower_pointwise_cuda(const ir::Graph &g, const sched::Kernel &k,
+                                 int ki, const std::string &symbol, DType dt);
+low::Kernel lower_pointwise_cpu(const ir::Graph &g, const sched::Kernel &k,
+                                int ki, const std::string &symbol, DType dt);
+low::Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k,
+                                 int ki, const std::string &symbol, DType dt);
+low::Kernel lower_reduction_cpu(const ir::Graph &g, const sched::Kernel &k,
+                                int ki, const std::string &symbol, DType dt);
+
+// Slots of 16 bytes per thread the rows kernel keeps in registers.
+int register_slots(const ir::Graph &g, const sched::Kernel &k);
+// The split reduction's launches: passes, plus one when a reduced output is
+// only ready after the last pass (CPU).
+int split_launches(const ir::Graph &g, const sched::Kernel &k);
+// The scratch a split reduction keeps its partials in, entry by entry.
+std::vector<low::ScratchEntry> scratch_layout(const ir::Graph &g,
+                                              const sched::Kernel &k);
+// Bytes of that scratch for `space` (a RowSpace expression).
+low::Expr scratch_bytes(const std::vector<low::ScratchEntry> &layout,
+                        const low::Expr &space);
+
+// ---- host ----
+
+// The user's name of argument `arg`, quoted ('x'), else "argument N": how
+// guards name arguments.
+std::string arg_name(const ir::Graph &g, int arg);
+// Kernel k's tensor inputs, as arg_name names them, comma-separated.
+std::string input_names(const ir::Graph &g, const sched::Kernel &k);
+// The argument whose dtype picks the variant: the first tensor argument
+// that has the variant's dtype (a `where` condition is b8 in every variant).
+ir::NodeId dispatch_arg(const Variant &v);
+// The guard of a shape check (ir::ShapeCheck::raises).
+low::Guard shape_check_guard(const ir::ShapeCheck &c);
+
+// The variant's fast-path function (its kernels lowered before).
+low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
+                           const Options &opts);
+// The entry: definedness and device guards, then the dtype dispatch.
+low::Stmts lower_entry(const FunctionSpec &spec,
+                       const std::vector<Variant> &variants);
+
+// The whole fast path of a function.
+low::Program lower_function(const FunctionSpec &spec,
+                            const std::vector<Variant> &variants,
+                            const Options &opts);
+
+// ---- explain ----
+
+std::vector<KernelInfo> kernel_infos(const FunctionSpec &spec,
+                                     const std::vector<Variant> &variants);
+// The guards the program checks, in order, merged across variants.
+std::vector<GuardInfo> guard_infos(const low::Program &p);
+std::vector<VariantGraph> variant_graphs(const std::vector<Variant> &variants);
+
+} // namespace kiln::codegen

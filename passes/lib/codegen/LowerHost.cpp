@@ -1,0 +1,713 @@
+// The fast-path functions: guards, then one launch per fused kernel.
+//
+// Everything the generated kernels assume is checked here, at run time, in
+// a few comparisons: tensors defined, on one device, of the dtypes the
+// variant was specialised for; shapes broadcast. A failed check returns
+// false through rt::guard_failed (counted, logged with the reason) and the
+// caller runs the original body. Each check is one GuardCheck statement
+// that carries its own description, so explain.json and the remarks list
+// exactly what the host code checks. Layout is not a guard but a choice:
+// dense and aligned operands take the vectorised kernel, anything else the
+// strided one.
+#include "Lower.h"
+
+#include <kiln/passes/text.h>
+
+#include <llvm/ADT/STLExtras.h>
+
+#include <set>
+
+namespace kiln::codegen {
+
+using ir::NodeId;
+using ir::Op;
+using namespace low;
+
+namespace {
+
+Expr nm(const std::string &n) { return var(n); }
+Expr arg(int index) { return nm("a" + std::to_string(index)); }
+Expr arg_of(const ir::Graph &g, NodeId id) { return arg(g.node(id).arg_index); }
+// The tensor holding node id's value: an argument, or t<id>.
+Expr tensor_of(const ir::Graph &g, NodeId id) {
+  return g.node(id).op == Op::Input ? arg_of(g, id) : nm("t" + std::to_string(id));
+}
+Expr dtype_expr(DType dt) { return nm(std::string("kiln::DType::") + dtype_name(dt)); }
+Stmt fail_if(Expr cond, std::string check, std::string message) {
+  return guard_check(std::move(cond), {std::move(check), std::move(message)});
+}
+
+// The tensor arguments and reduced values a full value of reduction kernel
+// k is computed from (through full pointwise nodes).
+void full_leaves(const sched::Kernel &k, const ir::Graph &g, NodeId id,
+                 std::set<NodeId> &inputs, bool &reduced) {
+  const ir::Node &n = g.node(id);
+  if (n.op == Op::Input) {
+    inputs.insert(id);
+    return;
+  }
+  if (k.role[id] == sched::Role::Reduced) {
+    reduced = true;
+    return;
+  }
+  if (k.role[id] == sched::Role::Full)
+    for (NodeId o : n.operands)
+      full_leaves(k, g, o, inputs, reduced);
+}
+
+struct Host {
+  const FunctionSpec &spec;
+  const Variant &v;
+  const Options &opts;
+  const ir::Graph &g = v.graph;
+  std::vector<std::string> names = ir::value_names(v.graph);
+  const Expr dev = var("dev");
+  Stmts body;
+
+  std::string kname(int ki, const std::string &flavour) const {
+    return kernel_name(spec.symbol, ki, v.dtype, flavour);
+  }
+  std::string ctx_name(int ki) const { return kname(ki, "") + "_ctx"; }
+  std::string prefix(int ki) const { return kernel_name(spec.symbol, ki, v.dtype); }
+
+  // `{&a0.sizes(), &a1.sizes()}` for a kernel's inputs.
+  Expr size_list(const sched::Kernel &k) const {
+    std::vector<Expr> es;
+    for (NodeId in : k.inputs)
+      es.push_back(addr(method(arg_of(g, in), "sizes")));
+    return braces(std::move(es));
+  }
+  // `{&t4, &a0, &a1}`: outputs then inputs, the operand order of OffsetCalc.
+  Expr operand_list(const sched::Kernel &k) const {
+    std::vector<Expr> es;
+    for (NodeId o : k.outputs)
+      es.push_back(addr(tensor_of(g, o)));
+    for (NodeId i : k.inputs)
+      es.push_back(addr(tensor_of(g, i)));
+    return braces(std::move(es));
+  }
+  std::string kernel_label(size_t ki) const {
+    return "kernel " + std::to_string(ki) + ": ";
+  }
+
+  // Pointers and scalars as lvalues of the kernels' parameter types:
+  // in<i>, out<j>_, s<i>; and the kernel's argument array.
+  void pointers(Stmts &b, const sched::Kernel &k) const {
+    for (auto [i, in] : llvm::enumerate(k.inputs)) {
+      std::string t = storage_type(g.node(in).type.dtype);
+      b.push_back(decl("const", t + " *", "in" + std::to_string(i),
+                       method(arg_of(g, in), "data<const " + t + ">")));
+    }
+    for (auto [j, o] : llvm::enumerate(k.outputs)) {
+      std::string t = storage_type(g.node(o).type.dtype);
+      b.push_back(decl("", t + " *", "out" + std::to_string(j) + "_",
+                       method(tensor_of(g, o), "data<" + t + ">")));
+    }
+    for (auto [i, sc] : llvm::enumerate(k.scalars))
+      b.push_back(decl("", storage_type(g.node(sc).type.dtype),
+                       "s" + std::to_string(i), arg_of(g, sc)));
+  }
+  std::vector<Expr> pointer_args(const sched::Kernel &k) const {
+    std::vector<Expr> es;
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      es.push_back(addr(nm("in" + std::to_string(i))));
+    for (size_t j = 0; j < k.outputs.size(); ++j)
+      es.push_back(addr(nm("out" + std::to_string(j) + "_")));
+    for (size_t i = 0; i < k.scalars.size(); ++i)
+      es.push_back(addr(nm("s" + std::to_string(i))));
+    return es;
+  }
+  // The CPU context's initialiser: the pointers and scalars, then `rest`.
+  Expr ctx_init(const sched::Kernel &k, std::vector<Expr> rest) const {
+    std::vector<Expr> es;
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      es.push_back(nm("in" + std::to_string(i)));
+    for (size_t j = 0; j < k.outputs.size(); ++j)
+      es.push_back(nm("out" + std::to_string(j) + "_"));
+    for (size_t i = 0; i < k.scalars.size(); ++i)
+      es.push_back(nm("s" + std::to_string(i)));
+    for (Expr &e : rest)
+      es.push_back(std::move(e));
+    return braces(std::move(es));
+  }
+  Stmt args_array(std::vector<Expr> es) const {
+    Stmt s = decl_array("void *", "args", "");
+    s.value = braces(std::move(es));
+    return s;
+  }
+  Stmt cpu_launch(const std::string &fn, Expr n, Expr grain) const {
+    return eval(call("kiln::rt::cpu_launch",
+                     {str_lit(fn), std::move(n), std::move(grain), addr(nm(fn)),
+                      addr(nm("c"))}));
+  }
+  Stmt gpu_launch(Expr kernel, Expr grid, Expr block) const {
+    return launch({std::move(kernel), dev, std::move(grid), std::move(block),
+                   nm("args")});
+  }
+
+  // ---- guards ----
+
+  void dtype_guards(NodeId dispatch) {
+    for (NodeId id : g.args()) {
+      const ir::Node &n = g.node(id);
+      if (n.op != Op::Input || id == dispatch)
+        continue;
+      std::string like = n.type.dtype == v.dtype
+                             ? " like " + arg_name(g, g.node(dispatch).arg_index)
+                             : "";
+      std::string an = arg_name(g, n.arg_index), dt = dtype_name(n.type.dtype);
+      body.push_back(fail_if(method(arg_of(g, id), "dtype") != dtype_expr(n.type.dtype),
+                             an + " is " + dt + like, an + " is not " + dt + like));
+    }
+  }
+
+  // Shapes eager raises on that the kernels do not check: values the
+  // function computes and drops (dce), arguments of decomposed ops (the
+  // norms' weights). Computed here; inputs eager would raise on run the
+  // original body, which raises.
+  void shape_checks() {
+    auto ref = [](int o) { return nm("k" + std::to_string(o)); };
+    for (auto [i, c] : llvm::enumerate(g.checks)) {
+      std::string k = "k" + std::to_string(i);
+      if (c.op == Op::Input) {
+        body.push_back(decl("const", "kiln::Dims &", k,
+                            method(arg(c.arg_index), "sizes")));
+        continue;
+      }
+      if (ir::is_pointwise(c.op) && c.operands.size() == 1) {
+        body.push_back(decl("const", "kiln::Dims &", k, ref(c.operands[0])));
+        continue;
+      }
+      if (c.op == Op::LayerNorm || c.op == Op::RmsNorm) {
+        // A check of its arguments; its result has its input's shape (for
+        // checks of values computed from it).
+        if (c.raises) {
+          std::vector<Expr> rest;
+          for (size_t j = 1; j < c.operands.size(); ++j)
+            rest.push_back(addr(ref(c.operands[j])));
+          body.push_back(guard_check(
+              lnot(call("kiln::rt::norm_shapes",
+                    {ref(c.operands[0]), braces(std::move(rest))})),
+              shape_check_guard(c)));
+        }
+        body.push_back(decl("[[maybe_unused]] const", "kiln::Dims &", k,
+                            ref(c.operands[0])));
+        continue;
+      }
+      body.push_back(decl("", "kiln::Dims", k));
+      Expr check;
+      if (ir::is_pointwise(c.op)) {
+        std::vector<Expr> ops;
+        for (int o : c.operands)
+          ops.push_back(addr(ref(o)));
+        check = call("kiln::rt::broadcast_shapes", {braces(std::move(ops)), nm(k)});
+      } else {
+        std::vector<Expr> dims;
+        for (int64_t d : c.dims)
+          dims.push_back(lit(d));
+        check = call("kiln::rt::reduced_shape",
+                     {ref(c.operands[0]), braces(std::move(dims)),
+                      lit(c.keepdim ? "true" : "false"),
+                      lit(ir::empty_reduction_raises(c.op) ? "true" : "false"),
+                      nm(k)});
+      }
+      if (c.raises)
+        body.push_back(guard_check(lnot(check), shape_check_guard(c)));
+      else // known valid at compile time: only its shape is wanted
+        body.push_back(eval(cast("void", check)));
+    }
+  }
+
+  void pointwise_space(size_t ki, const sched::Kernel &k) {
+    std::string shape = "shape" + std::to_string(ki);
+    body.push_back(decl("", "kiln::Dims", shape));
+    std::string in = input_names(g, k);
+    body.push_back(fail_if(
+        lnot(call("kiln::rt::broadcast_shapes", {size_list(k), nm(shape)})),
+        kernel_label(ki) + "the shapes of " + in + " broadcast together",
+        "the shapes of " + in + " do not broadcast"));
+  }
+
+  // A reduction kernel's space: the broadcast of its inputs as [outer, R,
+  // inner]; guards that every reduction reads, and every full output is,
+  // a value of that whole shape (eager would broadcast otherwise).
+  void reduction_space(size_t ki, const sched::Kernel &k) {
+    const std::string n = std::to_string(ki);
+    const Expr full = nm("full" + n), keep = nm("keep" + n), drop = nm("drop" + n),
+               sp = nm("sp" + n), geo = nm("geo" + n);
+    const std::string in = input_names(g, k), kl = kernel_label(ki);
+    for (const Expr &d : {full, keep, drop})
+      body.push_back(decl("", "kiln::Dims", print(d)));
+    body.push_back(fail_if(
+        lnot(call("kiln::rt::broadcast_shapes", {size_list(k), full})),
+        kl + "the shapes of " + in + " broadcast together",
+        "the shapes of " + in + " do not broadcast"));
+    body.push_back(decl("", "kiln::RowSpace", print(sp)));
+    body.push_back(decl("", "kiln::gen::ReduceGeom", print(geo)));
+    std::vector<Expr> dims;
+    for (int64_t d : k.dims)
+      dims.push_back(lit(d));
+    std::string dtext = "[";
+    for (auto [i, d] : llvm::enumerate(k.dims))
+      dtext += (i ? ", " : "") + std::to_string(d);
+    dtext += "]";
+    body.push_back(fail_if(
+        lnot(call("kiln::gen::row_space",
+              {full, braces(std::move(dims)), sp, keep, drop, geo})),
+        kl + (k.dims.empty()
+                  ? "the reduction over all dims has a shape to reduce"
+                  : "the reduced dims " + dtext + " are in range and adjacent"),
+        "the reduced dims are out of range or not adjacent for this shape"));
+    bool extreme = false;
+    for (NodeId r : k.reductions)
+      extreme |= ir::empty_reduction_raises(g.node(r).op);
+    if (extreme)
+      body.push_back(fail_if(
+          sp.field("R") == lit(0) && sp.field("rows") > lit(0),
+          kl + "the reduced extent is not 0 when there are rows (amax, amin, "
+               "argmax)",
+          "amax, amin and argmax of an empty dimension are errors"));
+    std::set<NodeId> all(k.inputs.begin(), k.inputs.end());
+    auto whole = [&](NodeId id, const std::string &what,
+                     const std::string &message) {
+      std::set<NodeId> ins;
+      bool reduced = false;
+      full_leaves(k, g, id, ins, reduced);
+      if (ins == all)
+        return; // the broadcast of every input is `full` by definition
+      std::vector<Expr> shapes;
+      for (NodeId i : ins)
+        shapes.push_back(addr(method(arg_of(g, i), "sizes")));
+      if (reduced)
+        shapes.push_back(addr(keep));
+      Expr t = nm("t");
+      body.push_back(block(
+          {decl("", "kiln::Dims", "t"),
+           fail_if(lnot(call("kiln::rt::broadcast_shapes",
+                         {braces(std::move(shapes)), t})) ||
+                       lnot(t == full),
+                   kl + what + " has the shape of the whole reduction",
+                   message)}));
+    };
+    for (NodeId r : k.reductions) {
+      NodeId x = g.node(r).operands[0];
+      whole(x, names[x] + " (reduced by " + names[r] + ")",
+            "a reduced value does not have the shape of the whole reduction");
+    }
+    for (NodeId o : k.outputs)
+      if (k.role[o] == sched::Role::Full)
+        whole(o, "the output " + names[o],
+              "an output does not have the shape of the whole reduction");
+  }
+
+  void cuda_guard() {
+    Stmt s = guard_check(
+        opts.cuda ? method(dev, "is_cuda") && lnot(nm("kiln_have_cuda"))
+                  : method(dev, "is_cuda"),
+        {opts.cuda ? "on a CUDA device, this file's CUDA kernels were built "
+                     "(nvcc ran)"
+                   : "the tensors are on the CPU (no CUDA kernels were "
+                     "generated)",
+         "why this file has no CUDA kernels (e.g. \"nvcc was not found when "
+         "this file was compiled\")"});
+    s.message_expr = nm("kiln_no_cuda_reason");
+    body.push_back(std::move(s));
+  }
+
+  // ---- launches ----
+
+  void launch_pointwise(int ki, const sched::Kernel &k) {
+    const int vec = vector_width(g, k);
+    const Expr n = nm("n"), shape = nm("shape" + std::to_string(ki));
+    std::string what = "kernel " + std::to_string(ki) + ": " +
+                       std::to_string(k.nodes.size()) + " ops fused";
+    for (NodeId o : k.outputs) {
+      const ir::Node &nd = g.node(o);
+      if (nd.loc.valid())
+        what += "; writes " + (nd.name.empty() ? "%" + std::to_string(o) : nd.name) +
+                " (line " + std::to_string(nd.loc.line) + ")";
+    }
+    body.push_back(comment(what));
+    for (NodeId o : k.outputs)
+      body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, o)),
+                          call("kiln::empty", {shape, dtype_expr(g.node(o).type.dtype),
+                                               dev})));
+    Stmts b;
+    Expr dense = lit("true");
+    for (NodeId in : k.inputs)
+      dense = dense && call("kiln::gen::dense", {arg_of(g, in), n});
+    b.push_back(decl("const", "bool", "dense", dense));
+    pointers(b, k);
+    Stmts cpu;
+    cpu.push_back(decl("", ctx_name(ki), "c", ctx_init(k, {})));
+    const Expr c = nm("c"), calc_c = c.field("calc"), inner = nm("inner");
+    cpu.push_back(if_then(
+        nm("dense"),
+        {cpu_launch(kname(ki, "contig"), n, lit(32768))},
+        {eval(call("kiln::rt::make_offset_calc", {shape, operand_list(k), calc_c})),
+         decl("const", "int64_t", "inner",
+              select(calc_c.field("rank"),
+                     calc_c.field("sizes")[calc_c.field("rank") - 1], lit(1))),
+         cpu_launch(kname(ki, "strided"), n / inner,
+                    call("std::max<int64_t>", {lit(1), lit(32768) / inner}))}));
+    if (!opts.cuda) {
+      for (Stmt &s : cpu)
+        b.push_back(std::move(s));
+    } else {
+      Stmts gpu;
+      gpu.push_back(decl("", "int64_t", "n_", n));
+      Expr aligned = nm("dense");
+      for (auto [i, in] : llvm::enumerate(k.inputs))
+        aligned = aligned &&
+                  call("kiln::gen::aligned",
+                       {nm("in" + std::to_string(i)),
+                        lit(vec * element_size(g.node(in).type.dtype))});
+      for (auto [j, o] : llvm::enumerate(k.outputs))
+        aligned = aligned &&
+                  call("kiln::gen::aligned",
+                       {nm("out" + std::to_string(j) + "_"),
+                        lit(vec * element_size(g.node(o).type.dtype))});
+      std::vector<Expr> vargs = {addr(nm("n_"))}, sargs = {addr(nm("n_")),
+                                                          addr(nm("calc"))};
+      for (Expr &e : pointer_args(k)) {
+        vargs.push_back(e);
+        sargs.push_back(e);
+      }
+      gpu.push_back(if_then(
+          aligned,
+          {args_array(vargs),
+           gpu_launch(kernel_ref(kname(ki, "vec")),
+                      call("kiln::gen::blocks", {(n + (vec - 1)) / lit(vec)}),
+                      lit(256))},
+          {decl("", "kiln::OffsetCalc<" +
+                        std::to_string(k.outputs.size() + k.inputs.size()) + ">",
+                "calc"),
+           eval(call("kiln::rt::make_offset_calc",
+                     {shape, operand_list(k), nm("calc")})),
+           args_array(sargs),
+           gpu_launch(select(call("kiln::gen::fits_u32", {nm("calc"), n}),
+                             kernel_ref(kname(ki, "s32")),
+                             kernel_ref(kname(ki, "s64"))),
+                      call("kiln::gen::blocks", {n}), lit(256))}));
+      b.push_back(if_then(method(dev, "is_cuda"), std::move(gpu), std::move(cpu)));
+    }
+    Stmt run = if_then(n > lit(0), std::move(b));
+    run.init.push_back(decl("const", "int64_t", "n",
+                            method(tensor_of(g, k.outputs[0]), "numel")));
+    body.push_back(std::move(run));
+  }
+
+  void launch_reduction(int ki, const sched::Kernel &k, const Kernel *cuda,
+                        const Kernel &cpu) {
+    const std::string n = std::to_string(ki);
+    const Expr sp = nm("sp" + n), st = nm("st" + n), full = nm("full" + n),
+               geo = nm("geo" + n);
+    const size_t nout = k.outputs.size(), nops = nout + k.inputs.size();
+    const int vec = vector_width(g, k);
+    std::string what = "kernel " + n + ": reduction over dims [";
+    for (auto [i, d] : llvm::enumerate(k.dims))
+      what += (i ? ", " : "") + std::to_string(d);
+    what += "], " + std::to_string(k.passes) + " pass" +
+            (k.passes == 1 ? "" : "es") + ", " + std::to_string(k.nodes.size()) +
+            " ops fused";
+    body.push_back(comment(what));
+    for (NodeId o : k.outputs) {
+      bool is_full = k.role[o] == sched::Role::Full;
+      body.push_back(decl(
+          "", "kiln::Tensor", print(tensor_of(g, o)),
+          call("kiln::empty", {nm((is_full ? "full" : k.drop[o] ? "drop" : "keep") + n),
+                               dtype_expr(g.node(o).type.dtype), dev})));
+    }
+    body.push_back(decl("", "kiln::RowStrides<" + std::to_string(nops) + ">",
+                        print(st)));
+    for (auto [j, o] : llvm::enumerate(k.outputs)) {
+      Expr s = st.field("s")[int64_t(j)];
+      if (k.role[o] == sched::Role::Full) {
+        body.push_back(eval(call("kiln::gen::row_strides",
+                                 {tensor_of(g, o), full, geo, s})));
+      } else {
+        body.push_back(assign(s[0], sp.field("inner")));
+        body.push_back(assign(s[1], lit(0)));
+        body.push_back(assign(s[2], lit(1)));
+      }
+    }
+    for (auto [i, in] : llvm::enumerate(k.inputs)) {
+      std::string an = arg_name(g, g.node(in).arg_index);
+      body.push_back(fail_if(
+          lnot(call("kiln::gen::row_strides",
+                {arg_of(g, in), full, geo, st.field("s")[int64_t(nout + i)]})),
+          "kernel " + n + ": " + an + " has a layout the reduction can walk as rows",
+          an + " has a layout the reduction cannot walk as rows"));
+    }
+    Stmts b;
+    pointers(b, k);
+    std::vector<Expr> head = {addr(sp), addr(st)};
+    std::vector<Expr> ptrs = pointer_args(k);
+
+    Stmts cpu_run;
+    const Expr c = nm("c"), csp = c.field("sp");
+    cpu_run.push_back(decl("", ctx_name(ki), "c",
+                           ctx_init(k, {sp, st, lit("nullptr")})));
+    const int launches = split_launches(g, k);
+    const Expr pass = nm("pass");
+    cpu_run.push_back(if_then(
+        call("kiln::gen::plan_cpu", {csp}),
+        {cpu_launch(kname(ki, "cpu_rows"), csp.field("rows"),
+                    call("std::max<int64_t>",
+                         {lit(1), lit(32768) / call("std::max<int64_t>",
+                                                    {lit(1), csp.field("R")})}))},
+        {decl("", "std::vector<char>", "partials",
+              call("std::vector<char>", {scratch_bytes(cpu.scratch, csp)})),
+         assign(c.field("partials"), method(nm("partials"), "data")),
+         for_loop(decl("", "int", "pass", lit(0)), pass < launches,
+                  pre_inc(pass),
+                  {assign(csp.field("pass"), pass),
+                   cpu_launch(kname(ki, "cpu_split"),
+                              csp.field("rows") * csp.field("splits"), lit(1))})}));
+
+    if (!cuda) {
+      for (Stmt &s : cpu_run)
+        b.push_back(std::move(s));
+    } else {
+      Stmts gpu;
+      // 16-byte slots when every operand read or written per element is
+      // contiguous along R with aligned rows.
+      Expr vec_ok = sp.field("inner") == lit(1) && sp.field("R") % vec == lit(0);
+      for (auto [i, in] : llvm::enumerate(k.inputs)) {
+        Expr s = st.field("s")[int64_t(nout + i)];
+        vec_ok = vec_ok && s[1] == lit(1) && s[0] % vec == lit(0) &&
+                 call("kiln::gen::aligned",
+                      {nm("in" + std::to_string(i)),
+                       lit(vec * element_size(g.node(in).type.dtype))});
+      }
+      for (auto [j, o] : llvm::enumerate(k.outputs))
+        if (k.role[o] == sched::Role::Full)
+          vec_ok = vec_ok &&
+                   call("kiln::gen::aligned",
+                        {nm("out" + std::to_string(j) + "_"),
+                         lit(vec * element_size(g.node(o).type.dtype))});
+      gpu.push_back(assign(sp.field("vec"), vec_ok));
+      gpu.push_back(decl("", "unsigned", "grid"));
+      gpu.push_back(decl("", "unsigned", "block"));
+      const int slots = register_slots(g, k);
+      gpu.push_back(decl("const", "kiln::gen::RedMode", "mode",
+                         call("kiln::gen::plan_cuda",
+                              {sp, lit(vec), lit(slots),
+                               call("kiln::rt::multiprocessor_count", {dev}),
+                               nm("grid"), nm("block")})));
+      const Expr mode = nm("mode");
+      // The rows kernel holding the row: the fewest slots that do.
+      Expr rows = kernel_ref(kname(ki, "rows") + "1");
+      for (int s = 2; s <= slots; s *= 2)
+        rows = select(sp.field("vpt") > lit(s / 2),
+                      kernel_ref(kname(ki, "rows") + std::to_string(s)), rows);
+      std::vector<Expr> rargs = head, sargs = head;
+      for (const Expr &e : ptrs) {
+        rargs.push_back(e);
+        sargs.push_back(e);
+      }
+      sargs.push_back(addr(nm("partials")));
+      Stmts rows_case = {
+          args_array(rargs),
+          decl("", "kiln::rt::KernelRef &", "k",
+               select(mode == nm("kiln::gen::RedMode::loop"),
+                      kernel_ref(kname(ki, "loop")), rows)),
+          gpu_launch(nm("k"), nm("grid"), nm("block")), brk()};
+      Stmts split_case = {
+          decl("", "kiln::Tensor", "scratch",
+               call("kiln::empty",
+                    {braces({cast("int64_t", scratch_bytes(cuda->scratch, sp))}),
+                     nm("kiln::DType::b8"), dev})),
+          decl("", "char *", "partials", method(nm("scratch"), "data<char>")),
+          args_array(sargs)};
+      // Each pass over all blocks (a kernel per pass); after a pass with
+      // reductions, a block per row combines their partials for the next
+      // (the combine kernel reads sp.pass to know which).
+      for (int p = 0; p < k.passes; ++p) {
+        split_case.push_back(gpu_launch(
+            kernel_ref(kname(ki, "split" + std::to_string(p))), nm("grid"),
+            nm("block")));
+        bool reduces = false;
+        for (NodeId r : k.reductions)
+          reduces |= k.phase[r] - 1 == p;
+        if (reduces) {
+          split_case.push_back(assign(sp.field("pass"), lit(p + 1)));
+          split_case.push_back(gpu_launch(kernel_ref(kname(ki, "combine")),
+                                          cast("unsigned", sp.field("rows")),
+                                          lit(256)));
+        }
+      }
+      split_case.push_back(brk());
+      gpu.push_back(switch_on(
+          mode, {{{nm("kiln::gen::RedMode::rows"), nm("kiln::gen::RedMode::loop")},
+                  std::move(rows_case)},
+                 {{nm("kiln::gen::RedMode::split")}, std::move(split_case)}}));
+      b.push_back(if_then(method(dev, "is_cuda"), std::move(gpu),
+                          std::move(cpu_run)));
+    }
+    body.push_back(if_then(sp.field("rows") > lit(0), std::move(b)));
+  }
+};
+
+} // namespace
+
+std::string arg_name(const ir::Graph &g, int arg) {
+  for (NodeId id : g.args())
+    if (g.node(id).arg_index == arg && !g.node(id).name.empty())
+      return "'" + g.node(id).name + "'";
+  return "argument " + std::to_string(arg + 1);
+}
+
+std::string input_names(const ir::Graph &g, const sched::Kernel &k) {
+  std::string s;
+  for (auto [i, in] : llvm::enumerate(k.inputs))
+    s += (i ? ", " : "") + arg_name(g, g.node(in).arg_index);
+  return s;
+}
+
+NodeId dispatch_arg(const Variant &v) {
+  for (NodeId id : v.graph.args())
+    if (v.graph.node(id).op == Op::Input &&
+        v.graph.node(id).type.dtype == v.dtype)
+      return id;
+  for (NodeId id : v.graph.args())
+    if (v.graph.node(id).op == Op::Input)
+      return id;
+  return -1;
+}
+
+static std::string checked_value(const ir::ShapeCheck &c) {
+  std::string s = c.name.empty() ? "a value" : "'" + c.name + "'";
+  if (c.loc.valid())
+    s += " (line " + std::to_string(c.loc.line) + ")";
+  if (ir::op_info(c.op).kind == ir::OpKind::Composite)
+    return s + ": " + ir::op_info(c.op).name + "'s input, weight or bias";
+  return s + ", computed and dropped,";
+}
+
+Guard shape_check_guard(const ir::ShapeCheck &c) {
+  return {checked_value(c) + " has shapes eager accepts",
+          checked_value(c) + " raises in eager for these shapes"};
+}
+
+low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
+                           const Options &opts) {
+  low::Variant lv;
+  lv.dtype = v.dtype;
+  lv.function = spec.symbol + "_" + dtype_name(v.dtype);
+  const ir::Graph &g = v.graph;
+  for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
+    bool red = k.kind == sched::Kernel::Kind::Reduction;
+    if (opts.cuda)
+      lv.kernels.push_back(
+          red ? lower_reduction_cuda(g, k, int(ki), spec.symbol, v.dtype)
+              : lower_pointwise_cuda(g, k, int(ki), spec.symbol, v.dtype));
+  }
+  for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
+    bool red = k.kind == sched::Kernel::Kind::Reduction;
+    lv.kernels.push_back(
+        red ? lower_reduction_cpu(g, k, int(ki), spec.symbol, v.dtype)
+            : lower_pointwise_cpu(g, k, int(ki), spec.symbol, v.dtype));
+  }
+  auto kernel_of = [&](int ki, Target t) -> const Kernel * {
+    for (const Kernel &k : lv.kernels)
+      if (k.index == ki && k.target == t)
+        return &k;
+    return nullptr;
+  };
+
+  Host h{spec, v, opts};
+  const NodeId dispatch = dispatch_arg(v);
+  h.body.push_back(decl("constexpr const", "char *", "kFn",
+                        str_lit(spec.user_name)));
+  h.body.push_back(decl("const", "kiln::Device", "dev",
+                        method(arg_of(g, dispatch), "device")));
+  h.dtype_guards(dispatch);
+  h.shape_checks();
+  // Every kernel's iteration space, before anything runs.
+  for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
+    if (k.kind == sched::Kernel::Kind::Reduction)
+      h.reduction_space(ki, k);
+    else
+      h.pointwise_space(ki, k);
+  h.cuda_guard();
+  for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
+    if (k.kind == sched::Kernel::Kind::Reduction)
+      h.launch_reduction(int(ki), k, kernel_of(int(ki), Target::Cuda),
+                         *kernel_of(int(ki), Target::Cpu));
+    else
+      h.launch_pointwise(int(ki), k);
+  // Outputs that are different tensors in eager (each a fresh result) are
+  // different tensors here, whatever the passes made of them: one that
+  // became another output's node, or an argument, is copied.
+  const std::vector<NodeId> &captured = spec.graph.outputs;
+  for (auto [j, o] : llvm::enumerate(g.outputs)) {
+    bool shared = g.node(o).op == Op::Input &&
+                  spec.graph.node(captured[j]).op != Op::Input;
+    for (size_t i = 0; i < j; ++i)
+      shared |= g.outputs[i] == o && captured[i] != captured[j];
+    Expr t = tensor_of(g, o);
+    h.body.push_back(assign(deref(nm("out" + std::to_string(j))),
+                            shared ? method(t, "clone") : t));
+  }
+  h.body.push_back(eval(call("kiln::rt::count_compiled", {})));
+  h.body.push_back(ret(lit("true")));
+  lv.body = std::move(h.body);
+  return lv;
+}
+
+Stmts lower_entry(const FunctionSpec &spec,
+                  const std::vector<Variant> &variants) {
+  const ir::Graph &first = variants.front().graph;
+  const NodeId dispatch = dispatch_arg(variants.front());
+  const std::string dname = arg_name(first, first.node(dispatch).arg_index);
+  Stmts b;
+  b.push_back(decl("constexpr const", "char *", "kFn", str_lit(spec.user_name)));
+  b.push_back(if_then(call("kiln::rt::fast_path_off", {nm("kFn")}),
+                      {ret(lit("false"))}));
+  // Every tensor argument defined, all on one device.
+  std::vector<NodeId> tensors;
+  for (NodeId id : first.args())
+    if (first.node(id).op == Op::Input)
+      tensors.push_back(id);
+  for (NodeId id : tensors) {
+    std::string n = arg_name(first, first.node(id).arg_index);
+    b.push_back(fail_if(lnot(method(arg_of(first, id), "defined")),
+                        n + " is a defined tensor", n + " is an undefined tensor"));
+  }
+  for (NodeId id : tensors)
+    if (id != dispatch) {
+      std::string n = arg_name(first, first.node(id).arg_index);
+      b.push_back(fail_if(method(arg_of(first, id), "device") !=
+                              method(arg_of(first, dispatch), "device"),
+                          n + " is on the device of " + dname,
+                          n + " and " + dname + " are on different devices"));
+    }
+  std::vector<Expr> call_args;
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    call_args.push_back(arg(int(i)));
+  for (size_t j = 0; j < spec.graph.outputs.size(); ++j)
+    call_args.push_back(nm("out" + std::to_string(j)));
+  std::string compiled;
+  std::vector<std::pair<std::vector<Expr>, Stmts>> cases;
+  for (const Variant &var : variants) {
+    cases.push_back({{dtype_expr(var.dtype)},
+                     {ret(call(spec.symbol + "_" + dtype_name(var.dtype),
+                               call_args))}});
+    compiled += (compiled.empty() ? "" : ", ") + std::string(dtype_name(var.dtype));
+  }
+  cases.push_back(
+      {{Expr()},
+       {fail_if({},
+                "the dtype of " + dname + " is " +
+                    (variants.size() == 1 ? compiled + " (the variant compiled)"
+                                          : "one of " + compiled +
+                                                " (it picks the variant)"),
+                dname + " has a dtype this function was not compiled for "
+                        "(compiled for " +
+                    compiled + ")")}});
+  b.push_back(switch_on(method(arg_of(first, dispatch), "dtype"), std::move(cases)));
+  return b;
+}
+
+} // namespace kiln::codegen

@@ -1,0 +1,183 @@
+// Fused reduction kernels on the CPU (the model they share: ReduceModel.h;
+// the host picks one at run time, LowerHost.cpp):
+//   rows   rows in parallel, each pass a blocked loop over the row;
+//   split  few long rows: chunks in parallel, partials combined in order.
+#include "ReduceModel.h"
+
+namespace kiln::codegen {
+
+using namespace reduce;
+
+namespace {
+
+// Elements a CPU reduction adds in order before its pairwise combination
+// (the eager CPU reductions add 16 rows of a column in order, 64 of a row).
+constexpr int kCpuBlock = 16;
+
+struct RedCpu : RedModel {
+  // ---- CPU ----
+
+  void cpu_unpack(Stmts &b, const std::string &ctx) const {
+    const Expr c = v("c");
+    b.push_back(decl("const", "auto &", "c",
+                     deref(call("static_cast<const " + ctx + " *>", {v("p")}))));
+    b.push_back(decl("const", "kiln::RowSpace &", "sp", c.field("sp")));
+    b.push_back(decl("const", "auto &", "st", c.field("st")));
+    b.push_back(decl("const", "int64_t", "R", sp.field("R")));
+    for (size_t i = 0; i < nin; ++i)
+      b.push_back(decl("const", "auto *", "in" + std::to_string(i),
+                       c.field("in" + std::to_string(i))));
+    for (size_t o = 0; o < nout; ++o)
+      b.push_back(decl("", "auto *", "out" + std::to_string(o),
+                       c.field("out" + std::to_string(o))));
+    for (auto [i, s] : llvm::enumerate(k.scalars))
+      b.push_back(decl("const", storage(s), "s" + std::to_string(i),
+                       c.field("s" + std::to_string(i))));
+  }
+
+  // Pass `pass` over elements [from, to) of the row. Each block of
+  // kCpuBlock elements is summed in order; the blocks' sums are combined
+  // pairwise, by a binary counter (stk[l] holds the sum of 2^l blocks), so
+  // rounding error grows with log(R), as in the eager reductions, not with
+  // R: a sum of 131073 ones in f32 is exact this way, 1.14 off in blocks of
+  // 4096 added in order (test/fuzz/regressions/sum-accuracy.cpp).
+  void cpu_pass(Stmts &out, int pass, Expr from, Expr to) const {
+    std::vector<NodeId> reds = reductions_in(pass);
+    const Expr rb = v("rb"), re = v("re"), r = v("r"), l = v("l"),
+               nblk = v("nblk");
+    auto stk = [&](NodeId red) { return numbered("stk", red); };
+    auto blk = [&](NodeId red) { return acc(red, "blk"); };
+    Stmts b;
+    for (NodeId red : reds)
+      b.push_back(decl_array(acc_type(red), print(stk(red)), "64"));
+    if (!reds.empty())
+      b.push_back(decl("", "uint64_t", "nblk", lit(0)));
+    Stmts blocks;
+    declare_accumulators(blocks, pass, "blk");
+    blocks.push_back(decl("const", "int64_t", "re",
+                          select(rb + kCpuBlock < to, rb + kCpuBlock, to)));
+    Stmts each;
+    element(
+        each, pass,
+        [&](size_t i) {
+          const size_t J = in_op(i);
+          return numbered("in", i)[base(J) + r * rstride(J)];
+        },
+        [&](size_t o) { return numbered("out", o)[base(o) + r * rstride(o)]; },
+        r, "blk");
+    blocks.push_back(for_loop(decl("", "int64_t", "r", rb), r < re, pre_inc(r),
+                              std::move(each)));
+    if (!reds.empty()) {
+      blocks.push_back(decl("", "int", "l", lit(0)));
+      Stmts carry;
+      for (NodeId red : reds)
+        carry.push_back(accumulate(op_name(red), blk(red), stk(red)[l], blk(red)));
+      blocks.push_back(for_loop(binary("&", binary(">>", nblk, l), lit(1)),
+                                pre_inc(l), std::move(carry)));
+      for (NodeId red : reds)
+        blocks.push_back(assign(stk(red)[l], blk(red)));
+      blocks.push_back(eval(pre_inc(nblk)));
+    }
+    b.push_back(for_loop(decl("", "int64_t", "rb", from), rb < to,
+                         binary("+=", rb, lit(kCpuBlock)), std::move(blocks)));
+    if (!reds.empty()) {
+      // Latest blocks first: each earlier partial goes on the left, the
+      // order argmax's first-index rule needs.
+      Stmts fold;
+      for (NodeId red : reds)
+        fold.push_back(accumulate(op_name(red), acc(red), stk(red)[l], acc(red)));
+      b.push_back(for_loop(
+          decl("", "int", "l", lit(0)), l < 64, pre_inc(l),
+          {if_then(binary("&", binary(">>", nblk, l), lit(1)), std::move(fold))}));
+    }
+    out.push_back(block(std::move(b)));
+  }
+
+  Function cpu_rows(const std::string &ctx) const {
+    Function f;
+    f.flavour = "cpu_rows";
+    f.name = name("cpu_rows");
+    Stmts &b = f.body;
+    cpu_unpack(b, ctx);
+    Stmts rowb;
+    row_setup(rowb);
+    prologue(rowb);
+    for (int p = 0; p < k.passes; ++p) {
+      rowb.push_back(comment("pass " + std::to_string(p)));
+      declare_accumulators(rowb, p);
+      cpu_pass(rowb, p, lit(0), R);
+      epilogue(rowb, p, reduced_store({}));
+    }
+    b.push_back(for_loop(decl("", "int64_t", "row", v("begin")),
+                         row < v("end"), pre_inc(row), std::move(rowb)));
+    return f;
+  }
+
+  Function cpu_split(const std::string &ctx,
+                     const std::vector<ScratchEntry> &layout) const {
+    Function f;
+    f.flavour = "cpu_split";
+    f.name = name("cpu_split");
+    Stmts &b = f.body;
+    cpu_unpack(b, ctx);
+    b.push_back(decl("", "char *", "partials", v("c").field("partials")));
+    const Expr w = v("w"), splits = sp.field("splits"), s = v("s"),
+               lo = v("lo"), hi = v("hi"), chunk = sp.field("chunk");
+    Stmts work;
+    work.push_back(decl("const", "int64_t", "row", w / splits));
+    work.push_back(decl("const", "int64_t", "split", w % splits));
+    row_setup(work);
+    prologue(work);
+    partial_pointers(work, layout);
+    for (int launch = 0; launch <= last_launch(); ++launch) {
+      Stmts pass;
+      for (int q = 0; q < launch && q < k.passes; ++q) {
+        declare_accumulators(pass, q);
+        for (NodeId r : reductions_in(q))
+          pass.push_back(for_loop(decl("", "int64_t", "s", lit(0)), s < splits,
+                                  pre_inc(s),
+                                  {combine(r, acc(r), part(r)[row * splits + s])}));
+        epilogue(pass, q, reduced_store(split == lit(0)), q + 1 == launch);
+      }
+      if (launch < k.passes) {
+        declare_accumulators(pass, launch);
+        pass.push_back(decl("const", "int64_t", "lo", split * chunk));
+        pass.push_back(decl("const", "int64_t", "hi",
+                            select(lo + chunk < R, lo + chunk, R)));
+        cpu_pass(pass, launch, lo, hi);
+        for (NodeId r : reductions_in(launch))
+          pass.push_back(assign(part(r)[row * splits + split], acc(r)));
+      }
+      work.push_back(if_then(sp.field("pass") == lit(launch), std::move(pass)));
+    }
+    b.push_back(for_loop(decl("", "int64_t", "w", v("begin")), w < v("end"),
+                         pre_inc(w), std::move(work)));
+    return f;
+  }
+};
+
+} // namespace
+
+Kernel lower_reduction_cpu(const ir::Graph &g, const sched::Kernel &k, int ki,
+                           const std::string &symbol, DType dt) {
+  RedCpu red{{g, k, ki, symbol, dt}};
+  Kernel kl;
+  kl.index = ki;
+  kl.target = Target::Cpu;
+  kl.reduction = true;
+  kl.prefix = kernel_name(symbol, ki, dt);
+  kl.header = "@" + g.name + ", kernel " + std::to_string(ki) +
+              " (reduction), " + dtype_name(dt) + " variant, CPU";
+  kl.scratch = scratch_layout(g, k);
+  kl.ctx = kernel_params(g, k, "");
+  kl.ctx.push_back({"kiln::RowSpace", "sp"});
+  kl.ctx.push_back(
+      {"kiln::RowStrides<" + std::to_string(red.nout + red.nin) + ">", "st"});
+  kl.ctx.push_back({"char *", "partials"});
+  const std::string ctx = kl.prefix + "_ctx";
+  kl.functions.push_back(red.cpu_rows(ctx));
+  kl.functions.push_back(red.cpu_split(ctx, kl.scratch));
+  return kl;
+}
+
+} // namespace kiln::codegen

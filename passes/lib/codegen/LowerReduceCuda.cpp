@@ -1,0 +1,480 @@
+// Fused reduction kernels on the GPU, lowered as (the model they share:
+// ReduceModel.h; the host picks one at run time, LowerHost.cpp):
+//   rows    a row (or a warp's row) per thread group, the inputs read in
+//           more than one pass kept in registers: one read of memory;
+//   loop    rows too long for registers: each pass re-reads the row;
+//   split   few long rows: each pass is a launch over row chunks, the
+//           reductions combined through per-chunk partials by a combine
+//           kernel (in fixed order: results are deterministic).
+#include "ReduceModel.h"
+
+namespace kiln::codegen {
+
+using namespace reduce;
+
+namespace {
+
+// Tiles a split kernel's thread loads before it uses any in a pass that
+// only reduces (where(sum) over 2^26 f32 on an H200, hand-written kernels
+// in bench/experiments/row_variants.cu at commit 3ae925a44d, results in
+// bench/results/2026-11-21-h200.md: one 0.2163 ms, four 0.2078, eight 0.2070).
+constexpr int kTiles = 4;
+// Partials a combine thread loads before it combines any.
+constexpr int kCombine = 8;
+// How a slot's elements are read and written: decided at run time by
+// sp.vec, or known to be 16-byte vectors, or known to be element by element.
+enum class Access { Either, Vector, Scalar };
+
+struct RedCuda : RedModel {
+  // ---- CUDA ----
+
+  std::string header(const std::string &what) const {
+    return "@" + g.name + ", kernel " + std::to_string(ki) + " (reduction, " +
+           std::to_string(k.nodes.size()) + " ops, " +
+           std::to_string(k.passes) + " pass" + (k.passes == 1 ? "" : "es") +
+           "), " + dtype_name(variant) + " variant: " + what;
+  }
+
+  std::vector<Param> params(bool partials) const {
+    std::vector<Param> ps = {
+        {"const kiln::RowSpace", "sp"},
+        {"const kiln::RowStrides<" + std::to_string(nout + nin) + ">", "st"}};
+    for (Param &p : kernel_params(g, k, "__restrict__"))
+      ps.push_back(std::move(p));
+    if (partials)
+      ps.push_back({"char *__restrict__", "partials", true});
+    return ps;
+  }
+
+  // `constexpr int V`, the block reductions' shared memory.
+  void kernel_prelude(Stmts &b) const {
+    b.push_back(decl("constexpr", "int", "V", lit(vector_width(g, k))));
+    Stmt s = decl_array("double", "kiln_smem", "64",
+                        "block reductions: 32 x 16 B");
+    s.qual = "__shared__";
+    b.push_back(std::move(s));
+  }
+
+  // A slot's access as `a` says: the 16-byte `vector` statement, or
+  // `scalar` for each element j below `limit`, or both behind sp.vec.
+  void access(Stmts &b, Access a, Stmt vector, Stmt scalar, Expr limit) const {
+    if (a == Access::Vector) {
+      b.push_back(std::move(vector));
+      return;
+    }
+    Stmt each = for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                         {if_then(e + j < limit, {std::move(scalar)})},
+                         LoopHint::Unroll);
+    if (a == Access::Scalar) {
+      b.push_back(std::move(each));
+      return;
+    }
+    b.push_back(if_then(sp.field("vec"), {std::move(vector)}, {std::move(each)}));
+  }
+
+  // Loads of input i for the slot starting at element e into `dst`.
+  void load_slot(Stmts &b, Expr dst, size_t i, Expr limit, Access a) const {
+    const size_t J = in_op(i);
+    Expr p = numbered("in", i);
+    access(b, a,
+           assign(dst, call("kiln::gen::vec_load<V>", {p + base(J) + e})),
+           assign(dst.field("v")[j], p[base(J) + (e + j) * rstride(J)]), limit);
+  }
+
+  // Loads slot e of each input pass `pass` reads into x<i><sub>.
+  void load_inputs(Stmts &b, int pass, Expr limit,
+                   const std::function<Expr(Expr)> &sub, Access a) const {
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      if (needed(in, pass))
+        load_slot(b, sub(numbered("x", i)), i, limit, a);
+  }
+
+  // The body of one slot of pass `pass`, elements e .. e+V-1 below `limit`:
+  // loads the inputs into x<i> first, or, with `sub`, reads them from
+  // x<i><sub> where load_inputs put them.
+  // With Access::Vector the whole slot is below `limit` (sp.vec: R is a
+  // multiple of V), so the elements go unchecked.
+  void cuda_slot(Stmts &b, int pass, Expr limit,
+                 const std::function<Expr(Expr)> &sub, bool loaded,
+                 Access a = Access::Either) const {
+    if (!loaded) {
+      for (auto [i, in] : llvm::enumerate(k.inputs))
+        if (needed(in, pass))
+          b.push_back(decl("", vec_type(in), "x" + std::to_string(i)));
+      load_inputs(b, pass, limit, sub, a);
+    }
+    for (size_t o = 0; o < nout; ++o)
+      if (out_full(o) && out_phase(o) == pass)
+        b.push_back(decl("", vec_type(k.outputs[o]), "y" + std::to_string(o)));
+    // Predicated, not `break`: the loop must unroll fully so that the
+    // slot arrays stay in registers.
+    Stmts each;
+    Expr r = v("r");
+    each.push_back(decl("const", "int64_t", "r", e + j));
+    Stmts body;
+    element(body, pass,
+            [&](size_t i) { return sub(numbered("x", i)).field("v")[j]; },
+            [&](size_t o) { return numbered("y", o).field("v")[j]; }, r, "acc");
+    if (a == Access::Vector)
+      for (Stmt &s : body)
+        each.push_back(std::move(s));
+    else
+      each.push_back(if_then(r < limit, std::move(body)));
+    b.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                         std::move(each), LoopHint::Unroll));
+    for (size_t o = 0; o < nout; ++o) {
+      if (!out_full(o) || out_phase(o) != pass)
+        continue;
+      Expr p = numbered("out", o), y = numbered("y", o);
+      access(b, a, eval(call("kiln::gen::vec_store", {p + base(o) + e, y})),
+             assign(p[base(o) + (e + j) * rstride(o)], y.field("v")[j]), limit);
+    }
+  }
+
+  void row_reduce(Stmts &b, int pass) const {
+    for (NodeId r : reductions_in(pass))
+      b.push_back(low::row_reduce(op_name(r), acc_type(r), acc(r), tpr, smem));
+  }
+
+  // Register mode: every input of a row is read once, 16 bytes at a time,
+  // into registers; each full value is computed once, in the pass of its
+  // phase, and kept in registers for the later passes that use it. It
+  // needs rows that are contiguous, aligned and a multiple of V long
+  // (sp.vec); anything else runs in loop mode. One template over SLOTS
+  // (16-byte slots per thread and input) and one kernel per SLOTS: the host
+  // code picks the smallest that holds the row.
+  Function cuda_rows_registers() const {
+    Function f;
+    f.flavour = "rows";
+    f.name = name("rows");
+    f.header = header("a row per thread group, held in registers");
+    f.params = params(false);
+    f.tparam = "SLOTS";
+    // Row groups of up to 512 threads with 1 or 2 slots each (up to 128
+    // registers), up to 256 with 4 (up to 255 registers).
+    for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
+      f.instances.push_back({slots, slots <= 2 ? "512" : "256, 2"});
+    Stmts &b = f.body;
+    kernel_prelude(b);
+    b.push_back(decl("const", "int", "R", cast("int", sp.field("R")),
+                     "a multiple of V"));
+    b.push_back(decl("const", "int", "tpr", sp.field("tpr")));
+    b.push_back(decl("const", "int", "lane", v("threadIdx.x") % tpr));
+    b.push_back(decl("const", "int64_t", "groups", v("blockDim.x") / tpr));
+    const Expr groups = v("groups"), kk = v("k"), slots = v("SLOTS");
+    auto slot_loop = [&](Stmts body) {
+      Stmts inner;
+      inner.push_back(decl("const", "int", "e", (lane + kk * tpr) * V));
+      inner.push_back(
+          if_then(kk < sp.field("vpt") && e < R, std::move(body)));
+      return for_loop(decl("", "int", "k", lit(0)), kk < slots, pre_inc(kk),
+                      std::move(inner), LoopHint::Unroll);
+    };
+    // Each row reads its inputs afresh, also one that is the same for every
+    // row (then from the cache). Keeping such an input for the next row, as
+    // before, kept every input's registers live across rows for a run-time
+    // check that is false for x; without it the kernels measure the same
+    // or a little faster (H200, kiln_bench, median of 3 alternating runs,
+    // before -> after: softmax 0.0749 -> 0.0748 ms, RMS norm 0.0727 ->
+    // 0.0724, layer norm 0.1384 -> 0.1384).
+    for (auto [i, in] : llvm::enumerate(k.inputs))
+      if (cached_input(i))
+        b.push_back(decl_array(vec_type(in), "c" + std::to_string(i), "SLOTS",
+                               g.node(in).name.empty() ? "input"
+                                                       : g.node(in).name));
+    Stmts rowb;
+    const Expr o = v("o"), i = v("i"), inner = sp.field("inner");
+    rowb.push_back(decl("const", "int64_t", "o",
+                        select(inner == lit(1), row, row / inner)));
+    rowb.push_back(decl("const", "int64_t", "i", row - o * inner));
+    for (size_t op = 0; op < nout + nin; ++op) {
+      Expr s = st.field("s")[int64_t(op)];
+      rowb.push_back(
+          decl("const", "int64_t", print(base(op)), o * s[0] + i * s[2]));
+    }
+    prologue(rowb);
+    for (size_t x = 0; x < nin; ++x) {
+      if (!cached_input(x))
+        continue;
+      rowb.push_back(slot_loop({assign(
+          numbered("c", x)[kk],
+          call("kiln::gen::vec_load<V>",
+               {numbered("in", x) + base(in_op(x)) + e}))}));
+    }
+    for (NodeId id : k.nodes)
+      if (kept(id))
+        rowb.push_back(decl_array(value_type(g.node(id)),
+                                  "t" + std::to_string(id), "SLOTS * V",
+                                  describe_node(g, g.node(id)) +
+                                      ", kept for a later pass"));
+    for (int p = 0; p < k.passes; ++p) {
+      rowb.push_back(comment("pass " + std::to_string(p)));
+      declare_accumulators(rowb, p);
+      Stmts slot;
+      for (size_t out = 0; out < nout; ++out)
+        if (out_full(out) && out_phase(out) == p)
+          slot.push_back(
+              decl("", vec_type(k.outputs[out]), "y" + std::to_string(out)));
+      // Inputs of this pass that are not kept for the row: read now.
+      std::set<NodeId> computed = pass_nodes(p);
+      for (auto [x, in] : llvm::enumerate(k.inputs)) {
+        if (cached_input(x))
+          continue;
+        bool used = false;
+        for (NodeId c : computed)
+          used |= llvm::is_contained(g.node(c).operands, in);
+        for (NodeId r : reductions_in(p))
+          used |= g.node(r).operands[0] == in;
+        if (used)
+          slot.push_back(decl("const", vec_type(in), "x" + std::to_string(x),
+                              call("kiln::gen::vec_load<V>",
+                                   {numbered("in", x) + base(in_op(x)) + e})));
+      }
+      Stmts each;
+      element(
+          each, p,
+          [&](size_t x) {
+            return cached_input(x) ? numbered("c", x)[kk].field("v")[j]
+                                   : numbered("x", x).field("v")[j];
+          },
+          [&](size_t out) { return numbered("y", out).field("v")[j]; }, e + j,
+          "acc", true);
+      slot.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                              std::move(each), LoopHint::Unroll));
+      for (size_t out = 0; out < nout; ++out)
+        if (out_full(out) && out_phase(out) == p)
+          slot.push_back(eval(call("kiln::gen::vec_store",
+                                   {numbered("out", out) + base(out) + e,
+                                    numbered("y", out)})));
+      rowb.push_back(slot_loop(std::move(slot)));
+      row_reduce(rowb, p);
+      epilogue(rowb, p, reduced_store(lane == lit(0)));
+    }
+    b.push_back(for_loop(
+        decl("", "int64_t", "row",
+             cast("int64_t", v("blockIdx.x")) * groups + v("threadIdx.x") / tpr),
+        row < sp.field("rows"),
+        binary("+=", row, cast("int64_t", v("gridDim.x")) * groups),
+        std::move(rowb)));
+    return f;
+  }
+
+  // Loop mode: a block per row; each pass re-reads the row from memory (it
+  // is too long for registers, or not contiguous), any layout.
+  Function cuda_rows_loop() const {
+    Function f;
+    f.flavour = "loop";
+    f.name = name("loop");
+    f.header = header("a row per block, each pass re-reads the row");
+    f.launch_bounds = "512";
+    f.params = params(false);
+    Stmts &b = f.body;
+    kernel_prelude(b);
+    b.push_back(decl("const", "int64_t", "R", sp.field("R")));
+    b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
+    b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
+    Stmts rowb;
+    row_setup(rowb);
+    prologue(rowb);
+    auto same = [](Expr x) { return x; };
+    for (int p = 0; p < k.passes; ++p) {
+      rowb.push_back(comment("pass " + std::to_string(p)));
+      declare_accumulators(rowb, p);
+      Stmts slot;
+      cuda_slot(slot, p, R, same, false);
+      rowb.push_back(for_loop(decl("", "int64_t", "e", cast("int64_t", lane) * V),
+                              e < R,
+                              binary("+=", e, cast("int64_t", tpr) * V),
+                              std::move(slot)));
+      row_reduce(rowb, p);
+      epilogue(rowb, p, reduced_store(lane == lit(0)));
+    }
+    b.push_back(for_loop(decl("", "int64_t", "row", v("blockIdx.x")),
+                         row < sp.field("rows"),
+                         binary("+=", row, v("gridDim.x")), std::move(rowb)));
+    return f;
+  }
+
+  // Does pass `pass` write a full output?
+  bool writes_full(int pass) const {
+    for (size_t o = 0; o < nout; ++o)
+      if (out_full(o) && out_phase(o) == pass)
+        return true;
+    return false;
+  }
+
+  // The combined reductions of pass q, read back from the first partial
+  // (split kernels of later passes, the combine kernel).
+  void combined(Stmts &b, int q, const StoreFn &store, bool write) const {
+    for (NodeId r : reductions_in(q))
+      b.push_back(decl("const", acc_type(r), print(acc(r)),
+                       part(r)[row * sp.field("splits")]));
+    epilogue(b, q, store, write);
+  }
+
+  // Split mode: few long rows, each split over many blocks. Pass p is a
+  // launch of the split kernel over all blocks, each accumulating its
+  // tiles into one partial per reduction; then a launch of the combine
+  // kernel, a block per row, folds the partials (in a fixed order: the
+  // result does not depend on timing) into the first slot, where every
+  // block of the next pass reads one value.
+  void cuda_split(std::vector<Function> &fs,
+                  const std::vector<ScratchEntry> &layout) const {
+    // A kernel per pass (split0, split1, ...), each with only its own
+    // pass's registers: one kernel switching on sp.pass took the largest
+    // pass's (where(sum): 46 registers instead of 32, 5 blocks per
+    // multiprocessor instead of 8). Each block owns a run of neighbouring
+    // tiles of tpr slots. Passes alternate direction, so that a pass starts
+    // on the end of the row the previous pass read last, which L2 still
+    // holds (where(sum), hand-written: 0.2124 ms forward, 0.2078 mirrored).
+    StoreFn no_store = [](size_t, Stmt s) { return s; }; // never called
+    const Expr splits = sp.field("splits"), tile = v("tile"),
+               tiles = v("tiles"), per = v("per"), t0 = v("t0"), t1 = v("t1"),
+               t = v("t"), u = v("u");
+    for (int launch = 0; launch < k.passes; ++launch) {
+      Function f;
+      f.flavour = "split" + std::to_string(launch);
+      f.name = name(f.flavour);
+      f.header = header("few long rows: pass " + std::to_string(launch) +
+                        " over the row's tiles");
+      f.launch_bounds = "512";
+      f.params = params(true);
+      Stmts &b = f.body;
+      kernel_prelude(b);
+      b.push_back(decl("const", "int64_t", "R", sp.field("R")));
+      b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
+      b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
+      b.push_back(decl("const", "int64_t", "row", v("blockIdx.x") / splits));
+      b.push_back(decl("const", "int64_t", "split", v("blockIdx.x") % splits));
+      b.push_back(decl("const", "int64_t", "tile", cast("int64_t", tpr) * V));
+      b.push_back(decl("const", "int64_t", "tiles", (R + tile - 1) / tile));
+      b.push_back(decl("const", "int64_t", "per", (tiles + splits - 1) / splits));
+      b.push_back(decl("const", "int64_t", "t0", split * per));
+      b.push_back(decl("const", "int64_t", "t1",
+                       select(t0 + per < tiles, t0 + per, tiles)));
+      row_setup(b);
+      prologue(b);
+      partial_pointers(b, layout);
+      for (int q = 0; q < launch; ++q) {
+        b.push_back(comment("the reductions of pass " + std::to_string(q) +
+                            ", combined"));
+        combined(b, q, no_store, false);
+      }
+      b.push_back(comment("pass " + std::to_string(launch) +
+                          " over this block's tiles"));
+      declare_accumulators(b, launch);
+      const Expr tile_at = launch % 2 ? tiles - 1 - (t + u) : t + u;
+      // The loop twice, 16-byte slots and element by element (a tile at a
+      // time: the slow path), so that neither carries the other's
+      // registers. A pass that only reduces loads kTiles tiles before it
+      // uses any; one that writes goes a tile at a time (its stores keep
+      // memory busy; four tiles there measured slower: 0.2089 vs 0.2062).
+      Stmts paths[2];
+      for (Access a : {Access::Vector, Access::Scalar}) {
+        const int n = a == Access::Vector && !writes_full(launch) ? kTiles : 1;
+        Stmts tl;
+        for (auto [i, in] : llvm::enumerate(k.inputs))
+          if (needed(in, launch))
+            tl.push_back(decl_array(vec_type(in), "x" + std::to_string(i),
+                                    std::to_string(n)));
+        auto at_u = [&](Expr x) { return x[u]; };
+        for (int phase = 0; phase < 2; ++phase) {
+          Stmts slot;
+          if (phase == 0)
+            load_inputs(slot, launch, R, at_u, a);
+          else
+            cuda_slot(slot, launch, R, at_u, true, a);
+          Stmts unit;
+          unit.push_back(decl("const", "int64_t", "e",
+                              tile_at * tile + cast("int64_t", lane) * V));
+          unit.push_back(if_then(t + u < t1 && e < R, std::move(slot)));
+          tl.push_back(for_loop(decl("", "int", "u", lit(0)), u < n, pre_inc(u),
+                                std::move(unit), LoopHint::Unroll));
+        }
+        paths[a == Access::Vector ? 0 : 1].push_back(
+            for_loop(decl("", "int64_t", "t", t0), t < t1,
+                     binary("+=", t, lit(n)), std::move(tl)));
+      }
+      b.push_back(if_then(sp.field("vec"), std::move(paths[0]),
+                          std::move(paths[1])));
+      row_reduce(b, launch);
+      for (NodeId r : reductions_in(launch))
+        b.push_back(if_then(lane == lit(0),
+                            {assign(part(r)[row * splits + split], acc(r))}));
+      fs.push_back(std::move(f));
+    }
+
+    Function f;
+    f.flavour = "combine";
+    f.name = name("combine");
+    f.header = header("few long rows: combines a pass's partials, a block per row");
+    f.launch_bounds = "512";
+    f.params = params(true);
+    Stmts &b = f.body;
+    kernel_prelude(b);
+    b.push_back(decl("const", "int64_t", "R", sp.field("R")));
+    b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
+    b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
+    b.push_back(decl("const", "int64_t", "row", v("blockIdx.x")));
+    row_setup(b);
+    prologue(b);
+    partial_pointers(b, layout);
+    const Expr s = v("s"), pu = v("p")[u];
+    for (int q = 0; q < k.passes; ++q) {
+      if (reductions_in(q).empty())
+        continue;
+      Stmts pass;
+      for (int earlier = 0; earlier < q; ++earlier)
+        combined(pass, earlier, no_store, false);
+      declare_accumulators(pass, q);
+      // kCombine partials per thread loaded before any is combined: one
+      // at a time, each waited for its load (where(sum): the combine added
+      // 8.0 us after pass 0, 4.4 us this way; an empty kernel adds 2.2).
+      for (NodeId r : reductions_in(q)) {
+        const Expr stride = cast("int64_t", tpr);
+        Stmts fold;
+        fold.push_back(decl_array(acc_type(r), "p", std::to_string(kCombine)));
+        fold.push_back(for_loop(
+            decl("", "int", "u", lit(0)), u < kCombine, pre_inc(u),
+            {assign(pu, part(r)[row * splits + s + u * stride])},
+            LoopHint::Unroll));
+        fold.push_back(for_loop(decl("", "int", "u", lit(0)), u < kCombine,
+                                pre_inc(u), {combine(r, acc(r), pu)},
+                                LoopHint::Unroll));
+        pass.push_back(block(
+            {decl("", "int64_t", "s", lane),
+             for_loop(s + lit(kCombine - 1) * stride < splits,
+                      binary("+=", s, lit(kCombine) * stride), std::move(fold)),
+             for_loop(s < splits, binary("+=", s, tpr),
+                      {combine(r, acc(r), part(r)[row * splits + s])})}));
+      }
+      row_reduce(pass, q);
+      for (NodeId r : reductions_in(q))
+        pass.push_back(
+            if_then(lane == lit(0), {assign(part(r)[row * splits], acc(r))}));
+      epilogue(pass, q, reduced_store(lane == lit(0)), true);
+      b.push_back(if_then(sp.field("pass") == lit(q + 1), std::move(pass)));
+    }
+    fs.push_back(std::move(f));
+  }
+
+};
+
+} // namespace
+
+Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
+                            const std::string &symbol, DType dt) {
+  RedCuda red{{g, k, ki, symbol, dt}};
+  Kernel kl;
+  kl.index = ki;
+  kl.target = Target::Cuda;
+  kl.reduction = true;
+  kl.prefix = kernel_name(symbol, ki, dt);
+  kl.scratch = scratch_layout(g, k);
+  kl.functions.push_back(red.cuda_rows_registers());
+  kl.functions.push_back(red.cuda_rows_loop());
+  red.cuda_split(kl.functions, kl.scratch);
+  return kl;
+}
+
+} // namespace kiln::codegen

@@ -1,0 +1,322 @@
+// The model of a fused reduction kernel that every flavour of it shares
+// (private to codegen; see schedule.h for the model's terms): which values
+// each pass computes, which a rows kernel keeps in registers, the
+// statements of one element of a pass and of the epilogue after a pass's
+// reductions, a row's base offsets, the partials' pointers. The flavours
+// (LowerReduceCuda.cpp, LowerReduceCpu.cpp) say how they loop over rows,
+// slots and tiles around these.
+#pragma once
+
+#include "Lower.h"
+
+#include <llvm/ADT/STLExtras.h>
+
+#include <functional>
+#include <set>
+
+namespace kiln::codegen::reduce {
+
+using ir::NodeId;
+using ir::Op;
+using sched::Role;
+using namespace low;
+
+// Where output o's element goes; `store` wraps its Store statement (in the
+// guard of the thread that writes a row's reduced value).
+using StoreFn = std::function<Stmt(size_t output, Stmt store)>;
+using DestFn = std::function<Expr(size_t output)>;
+using LoadFn = std::function<Expr(size_t input)>;
+
+inline Expr v(const std::string &name) { return var(name); }
+inline Expr numbered(const char *prefix, size_t i) {
+  return var(prefix + std::to_string(i));
+}
+struct RedModel {
+  const ir::Graph &g;
+  const sched::Kernel &k;
+  int ki;
+  const std::string &symbol;
+  DType variant;
+  size_t nout = k.outputs.size(), nin = k.inputs.size();
+
+  // Names the kernels share.
+  const Expr sp = v("sp"), st = v("st"), R = v("R"), V = v("V"),
+             row = v("row"), e = v("e"), j = v("j"), lane = v("lane"),
+             tpr = v("tpr"), smem = v("kiln_smem"), split = v("split");
+
+  std::string name(const std::string &flavour) const {
+    return kernel_name(symbol, ki, variant, flavour);
+  }
+  const char *op_name(NodeId r) const { return ir::op_info(g.node(r).op).name; }
+  // A reduction whose accumulator pairs each value with its index.
+  bool indexed(NodeId r) const {
+    return ir::op_info(g.node(r).op).rule == ir::TypeRule::INDEX;
+  }
+  // The type elements are combined in, and the accumulator's type.
+  std::string elem_type(NodeId r) const {
+    const ir::Node &n = g.node(r);
+    return compute_type(indexed(r) ? g.node(n.operands[0]).type.dtype
+                                   : n.type.dtype);
+  }
+  std::string acc_type(NodeId r) const {
+    return indexed(r) ? "kiln::scalar::ArgAcc<" + elem_type(r) + ">"
+                      : elem_type(r);
+  }
+  Expr init(NodeId r) const {
+    return call("kiln::scalar::init_" + std::string(op_name(r)) + "<" +
+                    elem_type(r) + ">",
+                {});
+  }
+  Expr acc(NodeId r, const std::string &prefix = "acc") const {
+    return var(prefix + std::to_string(r));
+  }
+  Stmt combine(NodeId r, Expr into, Expr value, std::string text = "") const {
+    return accumulate(op_name(r), into, into, std::move(value), std::move(text));
+  }
+  Expr part(NodeId r) const { return numbered("part", r); }
+
+  std::vector<NodeId> reductions_in(int pass) const {
+    std::vector<NodeId> rs;
+    for (NodeId r : k.reductions)
+      if (k.phase[r] - 1 == pass)
+        rs.push_back(r);
+    return rs;
+  }
+  bool full(NodeId id) const { return k.role[id] == Role::Full; }
+  // Register mode keeps a full value in registers for later passes when a
+  // later-phase value uses it and recomputing it would cost more than a
+  // few cheap ops (its cone has a transcendental or a division): softmax
+  // keeps exp(x - m), layer norm recomputes x - m from x.
+  static bool expensive(Op op) {
+    switch (op) {
+    case Op::Exp: case Op::Log: case Op::Sin: case Op::Cos: case Op::Tan:
+    case Op::Tanh: case Op::Erf: case Op::Pow: case Op::Div: case Op::Sqrt:
+    case Op::Rsqrt: case Op::Reciprocal: case Op::Sigmoid: case Op::Silu:
+    case Op::Gelu: case Op::GeluTanh:
+      return true;
+    default:
+      return false;
+    }
+  }
+  bool costly(NodeId id) const {
+    const ir::Node &n = g.node(id);
+    if (!full(id) || !ir::is_pointwise(n.op))
+      return false;
+    if (expensive(n.op))
+      return true;
+    for (NodeId o : n.operands)
+      if (costly(o))
+        return true;
+    return false;
+  }
+  bool kept(NodeId id) const {
+    if (!full(id) || !ir::is_pointwise(g.node(id).op) || !costly(id))
+      return false;
+    for (NodeId c : k.nodes)
+      if (full(c) && k.need[c] != 0 && k.phase[c] > k.phase[id] &&
+          llvm::is_contained(g.node(c).operands, id))
+        return true;
+    return false;
+  }
+  // The full values register mode computes in `pass`: those of its phase
+  // the pass needs, and what they need that is not kept from earlier.
+  std::set<NodeId> pass_nodes(int pass) const {
+    std::set<NodeId> nodes;
+    std::function<void(NodeId)> visit = [&](NodeId id) {
+      if (!full(id) || !ir::is_pointwise(g.node(id).op) || nodes.count(id) ||
+          (k.phase[id] < pass && kept(id)))
+        return;
+      nodes.insert(id);
+      for (NodeId o : g.node(id).operands)
+        visit(o);
+    };
+    for (NodeId r : reductions_in(pass))
+      visit(g.node(r).operands[0]);
+    for (size_t o = 0; o < nout; ++o)
+      if (out_full(o) && out_phase(o) == pass)
+        visit(k.outputs[o]);
+    for (NodeId id : k.nodes)
+      if (k.phase[id] == pass && kept(id))
+        visit(id);
+    return nodes;
+  }
+  // Register mode keeps in registers, for the whole row, the inputs its
+  // first pass reads; an input only later passes read (a weight, a bias)
+  // is read in its pass, from the cache when it is the same for every row:
+  // holding it too cost layer norm a quarter of its occupancy on an H200.
+  bool cached_input(size_t i) const { return needed(k.inputs[i], 0); }
+  bool needed(NodeId id, int pass) const { return (k.need[id] >> pass) & 1; }
+  int out_phase(size_t o) const { return k.phase[k.outputs[o]]; }
+  bool out_full(size_t o) const { return full(k.outputs[o]); }
+  std::string storage(NodeId id) const {
+    return storage_type(g.node(id).type.dtype);
+  }
+  std::string vec_type(NodeId id) const {
+    return "kiln::gen::Vec<" + storage(id) + ", V>";
+  }
+
+  // The last launch of split mode (a reduced output may be ready only
+  // after the last pass).
+  int last_launch() const {
+    int last = k.passes - 1;
+    for (size_t o = 0; o < nout; ++o)
+      if (!out_full(o))
+        last = std::max(last, out_phase(o));
+    return last;
+  }
+
+  ValueMap row_values() const {
+    ValueMap values;
+    for (auto [i, s] : llvm::enumerate(k.scalars))
+      values[s] = numbered("s", i);
+    for (NodeId id : k.nodes)
+      if (!full(id))
+        values[id] = value_var(id);
+    return values;
+  }
+
+  // Operand j's base offset b<j> and its stride along R, rs<j>.
+  Expr base(size_t op) const { return numbered("b", op); }
+  Expr rstride(size_t op) const { return numbered("rs", op); }
+  size_t in_op(size_t i) const { return nout + i; } // RowStrides operand
+
+  // `o`, `i`, and each operand's base offset b<j> and R stride rs<j>.
+  void row_setup(Stmts &b) const {
+    Expr o = v("o"), i = v("i"), inner = sp.field("inner");
+    b.push_back(decl("const", "int64_t", "o", row / inner));
+    b.push_back(decl("const", "int64_t", "i", row - o * inner));
+    for (size_t op = 0; op < nout + nin; ++op) {
+      Expr s = st.field("s")[int64_t(op)];
+      b.push_back(decl("const", "int64_t", print(base(op)), o * s[0] + i * s[2]));
+      b.push_back(decl("const", "int64_t", print(rstride(op)), s[1]));
+    }
+  }
+
+  // Values that do not depend on the row's elements: sizes and scalar math.
+  void prologue(Stmts &b) const {
+    ValueMap values = row_values();
+    for (NodeId id : k.nodes) {
+      if (k.role[id] != Role::None)
+        continue;
+      if (g.node(id).op == Op::ReduceSize)
+        b.push_back(decl("const", "int64_t", print(value_var(id)), R,
+                         describe_node(g, g.node(id))));
+      else
+        b.push_back(compute_node(g, id, values));
+    }
+  }
+
+  void declare_accumulators(Stmts &b, int pass,
+                            const std::string &prefix = "acc") const {
+    for (NodeId r : reductions_in(pass))
+      b.push_back(decl("", acc_type(r), print(acc(r, prefix)), init(r)));
+  }
+
+  // One element of pass `pass`: its inputs' values, the full values the
+  // pass needs, accumulation, and the full outputs of this phase.
+  //
+  // With `carried` (register mode), each full value is computed once, in
+  // the pass of its phase, and a value a later pass uses is kept per
+  // element in registers (t<id>[k * V + j]) instead of being recomputed
+  // from the inputs: softmax computes exp once, not twice.
+  void element(Stmts &b, int pass, const LoadFn &load, const DestFn &dest,
+               Expr index, const std::string &prefix,
+               bool carried = false) const {
+    ValueMap values = row_values();
+    std::set<NodeId> computed;
+    if (carried)
+      computed = pass_nodes(pass);
+    // Values this pass uses: computed here, or (carried) from registers.
+    auto uses = [&](NodeId id) {
+      if (!carried)
+        return needed(id, pass);
+      for (NodeId c : computed)
+        if (llvm::is_contained(g.node(c).operands, id))
+          return true;
+      for (NodeId r : reductions_in(pass))
+        if (g.node(r).operands[0] == id)
+          return true;
+      for (size_t o = 0; o < nout; ++o)
+        if (k.outputs[o] == id && out_full(o) && out_phase(o) == pass)
+          return true;
+      return false;
+    };
+    const Expr slot = v("k") * V + j;
+    if (carried)
+      for (NodeId id : k.nodes)
+        if (kept(id) && k.phase[id] < pass && uses(id))
+          values[id] = numbered("t", id)[slot];
+    for (auto [i, in] : llvm::enumerate(k.inputs)) {
+      if (!uses(in))
+        continue;
+      b.push_back(load_input(g, in, load(i)));
+      values[in] = value_var(in);
+    }
+    for (NodeId id : k.nodes) {
+      if (carried ? !computed.count(id) : !full(id) || !needed(id, pass))
+        continue;
+      b.push_back(compute_node(g, id, values));
+      values[id] = value_var(id);
+      if (carried && kept(id) && k.phase[id] == pass)
+        b.push_back(assign(numbered("t", id)[slot], value_var(id)));
+    }
+    for (NodeId r : reductions_in(pass)) {
+      // argmax's ties and order are those of the values eager stored.
+      const NodeId x = g.node(r).operands[0];
+      Expr val = operand(g, x, elem_type(r).c_str(),
+                         indexed(r) && rounds_in_eager(g, x)
+                             ? rounded(g, x, values)
+                             : values);
+      if (indexed(r))
+        val = typed_braces(acc_type(r), {val, index});
+      b.push_back(combine(r, acc(r, prefix), val, describe_node(g, g.node(r))));
+    }
+    for (size_t o = 0; o < nout; ++o)
+      if (out_full(o) && out_phase(o) == pass)
+        b.push_back(store_node(g, k.outputs[o], values, dest(o)));
+  }
+
+  // How the epilogue writes reduced output o's value: to out<o>[b<o>],
+  // under `guard` (the one thread or work item of the row that writes).
+  StoreFn reduced_store(Expr guard) const {
+    return [guard](size_t, Stmt s) {
+      return guard ? if_then(guard, {std::move(s)}) : s;
+    };
+  }
+
+  // After the reductions of `pass` are complete: their results, the
+  // per-row values they make ready, and the reduced outputs among them.
+  void epilogue(Stmts &b, int pass, const StoreFn &store,
+                bool write_outputs = true) const {
+    ValueMap values = row_values();
+    for (NodeId r : reductions_in(pass))
+      b.push_back(decl("const", value_type(g.node(r)), print(value_var(r)),
+                       indexed(r) ? acc(r).field("index") : acc(r),
+                       describe_node(g, g.node(r))));
+    for (NodeId id : k.nodes)
+      if (k.role[id] == Role::Reduced && !ir::is_reduction(g.node(id).op) &&
+          k.phase[id] == pass + 1)
+        b.push_back(compute_node(g, id, values));
+    for (size_t o = 0; o < nout && write_outputs; ++o)
+      if (!out_full(o) && out_phase(o) == pass + 1)
+        b.push_back(store(o, store_node(g, k.outputs[o], values,
+                                        numbered("out", o)[base(o)])));
+  }
+
+  // Each reduction's partials in the scratch buffer, at the offsets the
+  // host's scratch_bytes adds up.
+  void partial_pointers(Stmts &b, const std::vector<ScratchEntry> &layout) const {
+    Expr poff = v("poff");
+    b.push_back(decl("", "size_t", "poff", lit(0)));
+    for (const ScratchEntry &s : layout) {
+      b.push_back(decl("", s.acc_type + " *", print(part(s.reduction)),
+                       call("reinterpret_cast<" + s.acc_type + " *>",
+                            {v("partials") + poff})));
+      b.push_back(assign(poff, scratch_bytes({s}, sp), "+="));
+    }
+  }
+
+
+};
+
+} // namespace kiln::codegen::reduce

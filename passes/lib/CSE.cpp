@@ -15,12 +15,6 @@ using namespace kiln::ir;
 
 namespace {
 
-// Operand order does not change the result of these ops, bit for bit
-// (maximum/minimum are not among them: they differ on -0.0 vs +0.0).
-bool is_commutative(Op op) {
-  return op == Op::Add || op == Op::Mul || op == Op::Eq || op == Op::Ne;
-}
-
 struct Key {
   Op op;
   llvm::SmallVector<NodeId, 3> operands;
@@ -70,6 +64,7 @@ Key key_of(const Graph &g, const Node &n) {
   }
   if (n.op == Op::Constant)
     k.constant_bits = double_bits(n.constant);
+  // Operand order does not change a COMMUTATIVE op's result, bit for bit.
   if (is_commutative(n.op) && k.operands[1] < k.operands[0])
     std::swap(k.operands[0], k.operands[1]);
   for (const SymDim &d : n.type.shape.dims)

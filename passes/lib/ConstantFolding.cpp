@@ -44,7 +44,8 @@ double call(llvm::ArrayRef<double> v, F formula) {
 template <class T>
 std::optional<double> evaluate(Op op, llvm::ArrayRef<double> v) {
   switch (op) {
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,         \
+                       formula, decomposition)                                 \
   case Op::Name:                                                               \
     /* FLOAT ops have no integer formulas: their results are floating. */      \
     if constexpr (TypeRule::rule != TypeRule::FLOAT ||                         \

@@ -13,21 +13,33 @@
 namespace kiln::ir {
 
 namespace {
+using namespace op_traits; // the traits column's names
+
 // Indexed by Op: the three argument/constant ops, ops.def in order (as the
 // enum lists it), then reduce_size.
+#define NONE std::nullopt // the identity column's "no identity"
 const OpInfo kOpInfo[] = {
-    {"input", 0, OpKind::Argument, TypeRule::None, ""},
-    {"scalar_input", 0, OpKind::Argument, TypeRule::None, ""},
-    {"const", 0, OpKind::Constant, TypeRule::None, ""},
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
-  {#name, arity, OpKind::Pointwise, TypeRule::rule, decomposition},
+    {"input", "Input", 0, OpKind::Argument, TypeRule::None, 0, NONE, "",
+     CompositeForm::None, "", ""},
+    {"scalar_input", "ScalarInput", 0, OpKind::Argument, TypeRule::None, 0,
+     NONE, "", CompositeForm::None, "", ""},
+    {"const", "Constant", 0, OpKind::Constant, TypeRule::None, 0, NONE, "",
+     CompositeForm::None, "", ""},
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,         \
+                       formula, decomposition)                                 \
+  {#name,  #Name,    arity, OpKind::Pointwise, TypeRule::rule,                 \
+   traits, identity, cxx,   CompositeForm::None, "", decomposition},
 #define KILN_REDUCTION(Name, name, rule, identity, combine)                    \
-  {#name, 1, OpKind::Reduction, TypeRule::rule, ""},
-#define KILN_COMPOSITE(Name, name, arity, decomposition)                       \
-  {#name, arity, OpKind::Composite, TypeRule::COMPOSITE, decomposition},
+  {#name, #Name, 1, OpKind::Reduction, TypeRule::rule, 0, NONE, "",            \
+   CompositeForm::None, "", ""},
+#define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition)       \
+  {#name, #Name, arity, OpKind::Composite, TypeRule::COMPOSITE, 0, NONE, "",  \
+   CompositeForm::form, operands, decomposition},
 #include <kiln/ops.def>
-    {"reduce_size", 1, OpKind::Shape, TypeRule::None, ""},
+    {"reduce_size", "ReduceSize", 1, OpKind::Shape, TypeRule::None, 0, NONE,
+     "", CompositeForm::None, "", ""},
 };
+#undef NONE
 static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOps,
               "the op table and enum Op disagree");
 
@@ -43,6 +55,26 @@ std::optional<Op> op_from_name(llvm::StringRef name) {
     if (name == kOpInfo[i].name)
       return static_cast<Op>(i);
   return std::nullopt;
+}
+
+std::optional<Op> op_from_operator(llvm::StringRef spelling, int arity) {
+  if (spelling.empty())
+    return std::nullopt;
+  for (int i = 0; i < kNumOps; ++i)
+    if (spelling == kOpInfo[i].cxx && arity == kOpInfo[i].arity)
+      return static_cast<Op>(i);
+  return std::nullopt;
+}
+
+llvm::SmallVector<llvm::StringRef, 4> operand_names(Op op) {
+  llvm::SmallVector<llvm::StringRef, 4> names;
+  llvm::StringRef rest = op_info(op).operands;
+  while (!rest.empty()) {
+    auto [name, tail] = rest.split(',');
+    names.push_back(name.trim());
+    rest = tail;
+  }
+  return names;
 }
 
 int Graph::num_args() const {

@@ -25,7 +25,67 @@ static void roundtrip(const Graph &g) {
               first == second ? "ROUNDTRIP OK" : "ROUNDTRIP DIFFERS");
 }
 
+// What kiln/ops.def's columns say, as the passes read them.
+static void op_table_properties() {
+  // CHECK-LABEL: op table:
+  // CHECK-NEXT:  commutative: add mul eq ne
+  // CHECK-NEXT:  expensive: div pow sin cos tan tanh exp log sqrt rsqrt erf reciprocal sigmoid silu gelu gelu_tanh
+  // CHECK-NEXT:  not on b8: sub neg
+  // CHECK-NEXT:  identities: add -0 sub 0 mul 1 div 1 pow 1
+  // CHECK-NEXT:  operators: add + sub - mul * div / neg - gt > lt < ge >= le <= eq == ne !=
+  // CHECK-NEXT:  by operator: + add, - sub, - neg, == eq, % none
+  // CHECK-NEXT:  index reductions: argmax
+  // CHECK-NEXT:  forms: mean REDUCE(x) var REDUCE(x, correction) logsumexp REDUCE(x) softmax ROWWISE(x) log_softmax ROWWISE(x) layer_norm NORM(x, weight, bias, eps) rms_norm NORM(x, weight, eps)
+  // CHECK-NEXT:  operand names match arities: yes
+  std::printf("op table:\n");
+  std::string comm, costly, no_b8, ids, ops, index, forms;
+  bool arities = true;
+  for (int i = 0; i <= static_cast<int>(Op::ReduceSize); ++i) {
+    Op op = static_cast<Op>(i);
+    const OpInfo &info = op_info(op);
+    std::string name = info.name;
+    if (is_commutative(op))
+      comm += " " + name;
+    if (is_expensive(op))
+      costly += " " + name;
+    if (rejects_b8(op))
+      no_b8 += " " + name;
+    if (std::optional<double> e = identity_element(op)) {
+      char v[32];
+      std::snprintf(v, sizeof v, "%g", *e);
+      ids += " " + name + " " + v;
+    }
+    if (*info.cxx)
+      ops += " " + name + " " + info.cxx;
+    if (reduces_to_index(op))
+      index += " " + name;
+    if (is_composite(op)) {
+      const char *form = info.form == CompositeForm::REDUCE    ? "REDUCE"
+                         : info.form == CompositeForm::ROWWISE ? "ROWWISE"
+                         : info.form == CompositeForm::NORM    ? "NORM"
+                                                               : "?";
+      forms += " " + name + " " + form + "(" + info.operands + ")";
+      arities &= (int)operand_names(op).size() == info.arity;
+    }
+  }
+  std::printf("commutative:%s\nexpensive:%s\nnot on b8:%s\nidentities:%s\n"
+              "operators:%s\n",
+              comm.c_str(), costly.c_str(), no_b8.c_str(), ids.c_str(),
+              ops.c_str());
+  auto by_op = [](const char *spelling, int arity) {
+    std::optional<Op> op = op_from_operator(spelling, arity);
+    return std::string(spelling) + " " + (op ? op_info(*op).name : "none");
+  };
+  std::printf("by operator: %s, %s, %s, %s, %s\n", by_op("+", 2).c_str(),
+              by_op("-", 2).c_str(), by_op("-", 1).c_str(),
+              by_op("==", 2).c_str(), by_op("%", 2).c_str());
+  std::printf("index reductions:%s\nforms:%s\n", index.c_str(), forms.c_str());
+  std::printf("operand names match arities: %s\n", arities ? "yes" : "no");
+}
+
 int main() {
+  op_table_properties();
+
   // The op table comes from kiln/ops.def.
   // CHECK: gelu_tanh arity 1 FLOAT has-decomposition 1
   // CHECK-NEXT: where arity 3 WHERE

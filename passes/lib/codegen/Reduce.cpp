@@ -94,17 +94,7 @@ struct Red {
   // later-phase value uses it and recomputing it would cost more than a
   // few cheap ops (its cone has a transcendental or a division): softmax
   // keeps exp(x - m), layer norm recomputes x - m from x.
-  static bool expensive(Op op) {
-    switch (op) {
-    case Op::Exp: case Op::Log: case Op::Sin: case Op::Cos: case Op::Tan:
-    case Op::Tanh: case Op::Erf: case Op::Pow: case Op::Div: case Op::Sqrt:
-    case Op::Rsqrt: case Op::Reciprocal: case Op::Sigmoid: case Op::Silu:
-    case Op::Gelu: case Op::GeluTanh:
-      return true;
-    default:
-      return false;
-    }
-  }
+  static bool expensive(Op op) { return ir::is_expensive(op); }
   bool costly(NodeId id) const {
     const ir::Node &n = g.node(id);
     if (!full(id) || !ir::is_pointwise(n.op))

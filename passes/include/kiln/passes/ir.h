@@ -11,6 +11,7 @@
 #pragma once
 
 #include <kiln/dtype.h>
+#include <kiln/op_traits.h>
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallVector.h>
@@ -27,9 +28,10 @@ enum class Op : uint16_t {
   Input,       // tensor argument number `arg_index`
   ScalarInput, // host scalar argument (double, int64_t or bool), a runtime value
   Constant,    // compile-time scalar constant `constant`
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition) Name,
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,       \
+                       formula, decomposition) Name,
 #define KILN_REDUCTION(Name, name, rule, identity, combine) Name,
-#define KILN_COMPOSITE(Name, name, arity, decomposition) Name,
+#define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition) Name,
 #include <kiln/ops.def>
   // An i64 weak scalar known at run time: the number of elements of
   // operand 0 over `dims` (all dims when empty). Mean and var divide by it.
@@ -58,23 +60,56 @@ enum class TypeRule : uint8_t {
   COMPOSITE // typed by its decomposition
 };
 
+// The traits (bits of op_traits: EXPENSIVE, COMMUTATIVE, NO_B8) and form
+// columns of kiln/ops.def.
+using CompositeForm = op_traits::Form;
+
 struct OpInfo {
-  const char *name;          // KIR mnemonic ("add", "sin", "input", ...)
-  int arity;                 // operand count (0 for arguments and constants)
+  const char *name;      // KIR mnemonic ("add", "sin", "input", ...)
+  const char *enum_name; // kiln::ir::Op's (and kiln::OpId's) spelling: "Add"
+  int arity;             // operand count (0 for arguments and constants)
   OpKind kind;
   TypeRule rule;
+  uint8_t traits;                 // op_traits bits
+  std::optional<double> identity; // e: op(x, e) == x bit for bit
+  const char *cxx;                // the eager API's C++ operator ("+"), or ""
+  CompositeForm form;
+  const char *operands;      // composites: operand names ("x, weight, eps")
   const char *decomposition; // KIR snippet from kiln/ops.def, or ""
 };
 const OpInfo &op_info(Op op);
 std::optional<Op> op_from_name(llvm::StringRef name);
+// The op the eager API's C++ operator `spelling` ("+", "==") stands for
+// when given `arity` operands ("-": sub with two, neg with one).
+std::optional<Op> op_from_operator(llvm::StringRef spelling, int arity);
 inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; }
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
+inline bool is_composite(Op op) { return op_info(op).kind == OpKind::Composite; }
+inline bool is_commutative(Op op) {
+  return op_info(op).traits & op_traits::COMMUTATIVE;
+}
+inline bool is_expensive(Op op) {
+  return op_info(op).traits & op_traits::EXPENSIVE;
+}
+inline bool rejects_b8(Op op) { return op_info(op).traits & op_traits::NO_B8; }
+// e with op(x, e) == x for every x, bit for bit (and op(e, x) == x when
+// the op is commutative), or none.
+inline std::optional<double> identity_element(Op op) {
+  return op_info(op).identity;
+}
+// A reduction whose accumulator is a (value, index) pair and whose result
+// is the i64 index (argmax: rule INDEX).
+inline bool reduces_to_index(Op op) {
+  return is_reduction(op) && op_info(op).rule == TypeRule::INDEX;
+}
 // A reduction whose op-table identity is only a start value (amax, amin,
 // argmax: rule SAME or INDEX, kiln/ops.def): over an empty dimension eager
 // raises. Sum's identity (rule SUM) is its result there.
 inline bool empty_reduction_raises(Op op) {
   return is_reduction(op) && op_info(op).rule != TypeRule::SUM;
 }
+// A composite's operand names, x first (its operands column).
+llvm::SmallVector<llvm::StringRef, 4> operand_names(Op op);
 
 // One dimension of a symbolic shape: a known extent (>= 0) or a symbol s<N>.
 struct SymDim {

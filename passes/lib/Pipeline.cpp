@@ -32,7 +32,7 @@ const Registered kPasses[] = {
     {"cse", infallible<cse>},
     {"dce", infallible<dce>},
     {"fold-constants", infallible<fold_constants>},
-    {"simplify", infallible<simplify>},
+    {"simplify", simplify},
 };
 
 PassFn find_pass(llvm::StringRef name) {

@@ -9,6 +9,7 @@
 #include <llvm/Support/ErrorHandling.h>
 
 #include <string>
+#include <utility>
 
 namespace kiln::ir {
 
@@ -75,6 +76,55 @@ llvm::SmallVector<llvm::StringRef, 4> operand_names(Op op) {
     rest = tail;
   }
   return names;
+}
+
+namespace {
+// One field of a node: doubles by their bits, the rest by ==.
+template <class T> bool same_field(const T &a, const T &b) { return a == b; }
+bool same_field(double a, double b) {
+  return double_bits(a) == double_bits(b);
+}
+template <class Tuple> bool same_fields(const Tuple &a, const Tuple &b) {
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    return (same_field(std::get<I>(a), std::get<I>(b)) && ...);
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>());
+}
+
+template <class T> llvm::hash_code hash_field(const T &v) {
+  using llvm::hash_value;
+  return hash_value(v);
+}
+llvm::hash_code hash_field(double v) {
+  return llvm::hash_value(double_bits(v));
+}
+template <class T, unsigned N>
+llvm::hash_code hash_field(const llvm::SmallVector<T, N> &v) {
+  return llvm::hash_combine_range(v.begin(), v.end());
+}
+template <class Tuple> llvm::hash_code hash_fields(const Tuple &t) {
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    return llvm::hash_combine(hash_field(std::get<I>(t))...);
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>());
+}
+} // namespace
+
+bool same_value(const Node &a, const Node &b) {
+  return same_fields(a.value_fields(), b.value_fields());
+}
+
+bool operator==(const Node &a, const Node &b) {
+  return same_value(a, b) && a.origin_fields() == b.origin_fields();
+}
+
+llvm::hash_code hash_value(const Node &n) {
+  return hash_fields(n.value_fields());
+}
+
+llvm::hash_code hash_value(const Type &t) {
+  llvm::hash_code h = llvm::hash_combine(t.dtype, t.scalar, t.shape.ranked);
+  for (const SymDim &d : t.shape.dims)
+    h = llvm::hash_combine(h, d.value, d.symbol);
+  return h;
 }
 
 int Graph::num_args() const {

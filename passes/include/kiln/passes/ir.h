@@ -14,12 +14,14 @@
 #include <kiln/op_traits.h>
 
 #include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/Hashing.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringRef.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace kiln::ir {
@@ -161,6 +163,7 @@ struct Loc {
   std::string file;
   unsigned line = 0, col = 0;
   bool valid() const { return line != 0; }
+  bool operator==(const Loc &o) const = default;
 };
 
 using NodeId = int;
@@ -177,7 +180,46 @@ struct Node {
   bool keepdim = false;
   std::string name;    // the user's name for the value, "" if none
   Loc loc;
+
+  // Every field, once, in two groups. What the node computes: same_value,
+  // hash_value, the pipeline's fixed point (same_graph) and cse's key are
+  // made of these. Where it came from: the user's name and source location.
+  // A new field goes into one of them (a static_assert below counts), and
+  // into KIR's printer and parser (kiln/passes/text.h), which are the one
+  // serialisation (kiln-opt, the plugin's PCH payload and fingerprints):
+  // test/passes/api.cpp fails while a field does not survive print -> parse.
+  auto value_fields() const {
+    return std::tie(op, operands, type, constant, arg_index, dims, keepdim);
+  }
+  auto origin_fields() const { return std::tie(name, loc); }
 };
+
+namespace detail {
+// Converts to anything: how many initialisers an aggregate takes is how
+// many fields it has.
+struct AnyField {
+  template <class T> operator T() const;
+};
+template <class T, class... Fields> constexpr size_t field_count() {
+  if constexpr (requires { T{Fields{}..., AnyField{}}; })
+    return field_count<T, Fields..., AnyField>();
+  else
+    return sizeof...(Fields);
+}
+} // namespace detail
+static_assert(
+    detail::field_count<Node>() ==
+        std::tuple_size_v<decltype(Node().value_fields())> +
+            std::tuple_size_v<decltype(Node().origin_fields())>,
+    "a field of ir::Node is in neither value_fields() nor origin_fields(): "
+    "add it to one, to KIR's printer and parser (KirPrinter.cpp, "
+    "KirParser.cpp) and to the round-trip graph of test/passes/api.cpp");
+
+// Field by field, a constant by its bits (-0.0 is not 0.0, a NaN is itself).
+bool same_value(const Node &a, const Node &b); // value_fields
+bool operator==(const Node &a, const Node &b); // every field
+llvm::hash_code hash_value(const Node &n);     // value_fields
+llvm::hash_code hash_value(const Type &t);
 
 // The shape computation of a value that dce dropped but whose eager op can
 // raise (shapes that do not broadcast, a dim out of range, amax of an empty

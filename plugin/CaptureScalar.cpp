@@ -171,6 +171,13 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
   return v;
 }
 
+// The table's ops that C++'s arithmetic operators spell (+ - * /, unary
+// -): the graph computes them on weak scalars as C++ does, within the
+// limits scalar_arith checks.
+static bool is_scalar_arith(ir::Op op) {
+  return *ir::op_info(op).cxx && ir::op_info(op).rule != ir::TypeRule::COMPARE;
+}
+
 // + - * (and / on doubles) of runtime scalars, as graph ops on weak
 // scalars. Only where the graph computes what C++ does: the result is a
 // double or a signed integer (float arithmetic rounds differently, unsigned
@@ -181,39 +188,23 @@ std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
   ir::Op op;
   llvm::SmallVector<const Expr *, 2> operands;
   if (const auto *bo = dyn_cast<BinaryOperator>(x)) {
-    switch (bo->getOpcode()) {
-    case BO_Add:
-      op = ir::Op::Add;
-      break;
-    case BO_Sub:
-      op = ir::Op::Sub;
-      break;
-    case BO_Mul:
-      op = ir::Op::Mul;
-      break;
-    case BO_Div:
-      op = ir::Op::Div;
-      break;
-    case BO_LT:
-    case BO_GT:
-    case BO_LE:
-    case BO_GE:
-    case BO_EQ:
-    case BO_NE:
-    case BO_LAnd:
-    case BO_LOr:
+    // The op the table spells with this C++ operator (kiln/ops.def).
+    std::optional<ir::Op> found =
+        ir::op_from_operator(bo->getOpcodeStr(), 2);
+    if (bo->isLogicalOp() ||
+        (found && ir::op_info(*found).rule == ir::TypeRule::COMPARE))
       return fail_value(bo->getOperatorLoc(),
                         "comparison of runtime scalars is not supported yet "
                         "outside an 'if' condition");
-    default:
+    if (!found || !is_scalar_arith(*found))
       return std::nullopt;
-    }
+    op = *found;
     operands = {bo->getLHS(), bo->getRHS()};
   } else if (const auto *uo = dyn_cast<UnaryOperator>(x);
              uo && (uo->getOpcode() == UO_Minus || uo->getOpcode() == UO_Plus)) {
     if (uo->getOpcode() == UO_Plus)
       return scalar(uo->getSubExpr());
-    op = ir::Op::Neg;
+    op = *ir::op_from_operator(UnaryOperator::getOpcodeStr(UO_Minus), 1);
     operands = {uo->getSubExpr()};
   } else {
     return std::nullopt;
@@ -357,25 +348,12 @@ std::optional<Value> Capturer::scalar_assign(const Expr *e) {
       return result(std::nullopt);
     return result(convert(*r, res_t, lhs_t));
   }
-  ir::Op gop;
-  switch (op) {
-  case BO_Add:
-    gop = ir::Op::Add;
-    break;
-  case BO_Sub:
-    gop = ir::Op::Sub;
-    break;
-  case BO_Mul:
-    gop = ir::Op::Mul;
-    break;
-  case BO_Div:
-    gop = ir::Op::Div;
-    break;
-  default:
+  std::optional<ir::Op> gop =
+      ir::op_from_operator(BinaryOperator::getOpcodeStr(op), 2);
+  if (!gop || !is_scalar_arith(*gop))
     return fail_value(bo->getOperatorLoc(),
                       "this update of a runtime scalar is not supported yet");
-  }
-  return runtime(gop, *cur, *rhs, res_t);
+  return runtime(*gop, *cur, *rhs, res_t);
 }
 
 } // namespace kiln::plugin::capture

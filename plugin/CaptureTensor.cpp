@@ -31,35 +31,13 @@ static bool is_std_move(const CallExpr *c) {
          (is_std_function(f, "move") || is_std_function(f, "forward"));
 }
 
-// The op behind a call of a kiln:: function or operator, by name.
+// The op behind a call of a kiln:: function or operator: by the op
+// table's C++ operator (kiln/ops.def's cxx column) or by name.
 static std::optional<ir::Op> op_for_callee(const FunctionDecl *callee,
                                            unsigned num_args) {
-  switch (callee->getOverloadedOperator()) {
-  case OO_None:
-    break;
-  case OO_Plus:
-    return num_args == 2 ? std::optional(ir::Op::Add) : std::nullopt;
-  case OO_Minus:
-    return num_args == 2 ? ir::Op::Sub : ir::Op::Neg;
-  case OO_Star:
-    return ir::Op::Mul;
-  case OO_Slash:
-    return ir::Op::Div;
-  case OO_Greater:
-    return ir::Op::Gt;
-  case OO_Less:
-    return ir::Op::Lt;
-  case OO_GreaterEqual:
-    return ir::Op::Ge;
-  case OO_LessEqual:
-    return ir::Op::Le;
-  case OO_EqualEqual:
-    return ir::Op::Eq;
-  case OO_ExclaimEqual:
-    return ir::Op::Ne;
-  default:
-    return std::nullopt;
-  }
+  if (OverloadedOperatorKind oo = callee->getOverloadedOperator();
+      oo != OO_None)
+    return ir::op_from_operator(getOperatorSpelling(oo), int(num_args));
   if (!callee->getIdentifier())
     return std::nullopt;
   std::optional<ir::Op> op = ir::op_from_name(callee->getName());
@@ -144,12 +122,12 @@ ir::NodeId Capturer::add_op(ir::Op op, llvm::ArrayRef<ir::NodeId> operands,
     c = DClass::Bool;
   else if (info.rule == ir::TypeRule::INDEX)
     c = DClass::Int;
-  else if (op == ir::Op::Where)
+  else if (info.rule == ir::TypeRule::WHERE)
     c = st.dclass[operands[1]] == DClass::Variant ||
                 st.dclass[operands[2]] == DClass::Variant
             ? DClass::Variant
             : DClass::Int;
-  else if (ir::is_reduction(op) || info.kind == ir::OpKind::Composite)
+  else if (ir::is_reduction(op) || ir::is_composite(op))
     c = st.dclass[operands[0]] == DClass::Variant ? DClass::Variant : DClass::Int;
   else if (any_variant && all_variant_or_scalar)
     c = DClass::Variant;
@@ -297,8 +275,7 @@ std::optional<Value> Capturer::kiln_call(const CallExpr *c,
                                          const FunctionDecl *callee) {
   if (callee->getIdentifier() && callee->getOverloadedOperator() == OO_None)
     if (std::optional<ir::Op> r = ir::op_from_name(callee->getName());
-        r && (ir::is_reduction(*r) ||
-              ir::op_info(*r).kind == ir::OpKind::Composite))
+        r && (ir::is_reduction(*r) || ir::is_composite(*r)))
       return reduction(c, *r);
   std::optional<ir::Op> op = op_for_callee(callee, c->getNumArgs());
   unsigned num_operands = c->getNumArgs();
@@ -368,9 +345,8 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
   if (!x)
     return std::nullopt;
   operands.push_back(*x);
-  switch (op) {
-  case ir::Op::LayerNorm:
-  case ir::Op::RmsNorm: {
+  switch (ir::op_info(op).form) {
+  case ir::CompositeForm::NORM: {
     dims = {-1};
     for (unsigned i = 1; i < n; ++i) {
       if (i == n - 1 && op == ir::Op::RmsNorm) {
@@ -389,15 +365,14 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
     }
     break;
   }
-  case ir::Op::Softmax:
-  case ir::Op::LogSoftmax: {
+  case ir::CompositeForm::ROWWISE: {
     auto d = constant_int(c->getArg(1), "dim");
     if (!d)
       return std::nullopt;
     dims = {*d};
     break;
   }
-  default: // sum, mean, amax, amin, argmax, logsumexp, var
+  default: // REDUCE and the reductions: sum, mean, amax, ..., var
     if (n >= 2) {
       auto d = constant_int(c->getArg(1), "dim");
       if (!d)
@@ -510,23 +485,13 @@ bool Capturer::assign_tensor(const Expr *lhs, const Expr *rhs,
 }
 
 bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
-  ir::Op op;
-  switch (oc->getOperator()) {
-  case OO_PlusEqual:
-    op = ir::Op::Add;
-    break;
-  case OO_MinusEqual:
-    op = ir::Op::Sub;
-    break;
-  case OO_StarEqual:
-    op = ir::Op::Mul;
-    break;
-  default:
-    op = ir::Op::Div;
-    break;
-  }
+  // `x op= y` updates x with the op the table spells `op` (+= is add).
+  std::optional<ir::Op> op = ir::op_from_operator(
+      llvm::StringRef(getOperatorSpelling(oc->getOperator())).drop_back(), 2);
   const std::string what = std::string("in-place operator '") +
                            getOperatorSpelling(oc->getOperator()) + "'";
+  if (!op)
+    return fail(oc->getOperatorLoc(), what + " is not supported yet");
   std::optional<SlotId> id = lvalue_slot(oc->getArg(0), /*quiet=*/true);
   if (!id || !slots_[*id].tensor) {
     if (failed())
@@ -554,7 +519,7 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
                     "', whose dtype may differ from the result's, is not "
                     "supported yet");
   Storage storage = st.storages[cur->storage];
-  ir::NodeId m = add_op(op, {cur->node, *rhs}, oc->getOperatorLoc());
+  ir::NodeId m = add_op(*op, {cur->node, *rhs}, oc->getOperatorLoc());
   switch (storage.kind) {
   case Storage::Fresh: {
     // Every name of this storage sees the update.

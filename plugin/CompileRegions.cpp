@@ -48,30 +48,11 @@ ir::Loc loc_from(const llvm::json::Value *v) {
   return l;
 }
 
+// The graph is KIR (locations and names included: the one serialisation
+// of a graph, kiln/passes/text.h); the rest of the spec is JSON around it.
 llvm::json::Value spec_json(const codegen::FunctionSpec &s, bool eager,
                             const std::string &extra_host) {
-  llvm::json::Array nodes;
-  for (const ir::Node &n : s.graph.nodes) {
-    llvm::json::Array operands, dims;
-    for (ir::NodeId o : n.operands)
-      operands.push_back(int64_t(o));
-    for (int64_t d : n.dims)
-      dims.push_back(d);
-    nodes.push_back(llvm::json::Object{
-        {"op", ir::op_info(n.op).name},
-        {"in", std::move(operands)},
-        {"dtype", dtype_name(n.type.dtype)},
-        {"scalar", n.type.scalar},
-        {"value", n.constant},
-        {"arg", int64_t(n.arg_index)},
-        {"dims", std::move(dims)},
-        {"keepdim", n.keepdim},
-        {"name", n.name},
-        {"loc", loc_json(n.loc)}});
-  }
-  llvm::json::Array outputs, args;
-  for (ir::NodeId o : s.graph.outputs)
-    outputs.push_back(int64_t(o));
+  llvm::json::Array args;
   for (codegen::ArgKind k : s.args)
     args.push_back(int64_t(k));
   return llvm::json::Object{{"symbol", s.symbol},
@@ -79,16 +60,17 @@ llvm::json::Value spec_json(const codegen::FunctionSpec &s, bool eager,
                             {"eager", eager},
                             {"args", std::move(args)},
                             {"loc", loc_json(s.loc)},
-                            {"nodes", std::move(nodes)},
-                            {"outputs", std::move(outputs)},
+                            {"graph", ir::print(s.graph)},
                             {"host", extra_host}};
 }
 
-bool spec_from_json(const llvm::json::Value &v, codegen::FunctionSpec &s,
-                    bool &eager, std::string &extra_host) {
+// Fails (with why) when the payload is not what spec_json wrote.
+std::string spec_from_json(const llvm::json::Value &v,
+                           codegen::FunctionSpec &s, bool &eager,
+                           std::string &extra_host) {
   const llvm::json::Object *o = v.getAsObject();
   if (!o)
-    return false;
+    return "not an object";
   extra_host = o->getString("host").value_or("").str();
   s.symbol = o->getString("symbol").value_or("").str();
   s.user_name = o->getString("user").value_or("").str();
@@ -97,42 +79,16 @@ bool spec_from_json(const llvm::json::Value &v, codegen::FunctionSpec &s,
   if (const llvm::json::Array *a = o->getArray("args"))
     for (const llvm::json::Value &k : *a)
       s.args.push_back(codegen::ArgKind(k.getAsInteger().value_or(0)));
-  ir::GraphBuilder b(s.user_name);
-  const llvm::json::Array *nodes = o->getArray("nodes");
-  if (!nodes)
-    return false;
-  for (const llvm::json::Value &nv : *nodes) {
-    const llvm::json::Object *no = nv.getAsObject();
-    if (!no)
-      return false;
-    std::optional<ir::Op> op = ir::op_from_name(no->getString("op").value_or(""));
-    if (!op)
-      return false;
-    ir::Node n;
-    n.op = *op;
-    if (const llvm::json::Array *in = no->getArray("in"))
-      for (const llvm::json::Value &x : *in)
-        n.operands.push_back(ir::NodeId(x.getAsInteger().value_or(-1)));
-    llvm::StringRef dt = no->getString("dtype").value_or("f32");
-    for (int i = 0; i < kNumDTypes; ++i)
-      if (dt == dtype_name(DType(i)))
-        n.type.dtype = DType(i);
-    n.type.scalar = no->getBoolean("scalar").value_or(false);
-    n.constant = no->getNumber("value").value_or(0);
-    n.arg_index = int(no->getInteger("arg").value_or(-1));
-    if (const llvm::json::Array *d = no->getArray("dims"))
-      for (const llvm::json::Value &x : *d)
-        n.dims.push_back(x.getAsInteger().value_or(0));
-    n.keepdim = no->getBoolean("keepdim").value_or(false);
-    n.name = no->getString("name").value_or("").str();
-    n.loc = loc_from(no->get("loc"));
-    b.add(std::move(n));
-  }
-  if (const llvm::json::Array *outs = o->getArray("outputs"))
-    for (const llvm::json::Value &x : *outs)
-      b.output(ir::NodeId(x.getAsInteger().value_or(-1)));
-  s.graph = b.take();
-  return ir::verify(s.graph).empty();
+  std::optional<llvm::StringRef> kir = o->getString("graph");
+  if (!kir)
+    return "no graph";
+  auto parsed = ir::parse_kir(*kir, "<precompiled header>");
+  if (!parsed)
+    return llvm::toString(parsed.takeError());
+  if (parsed->size() != 1)
+    return "not one graph";
+  s.graph = std::move((*parsed)[0].graph);
+  return ir::verify(s.graph);
 }
 
 } // namespace
@@ -198,10 +154,11 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
       bool eager = false;
       std::string extra;
       codegen::FunctionCode code;
-      if (spec_from_json(v, spec, eager, extra))
+      if (std::string why = spec_from_json(v, spec, eager, extra);
+          why.empty())
         code = generate(spec, eager);
       else
-        code.error = "unreadable graph";
+        code.error = "unreadable graph (" + why + ")";
       code.host += extra;
       if (!code.error.empty()) {
         req.diag.error(fd->getLocation(),

@@ -13,18 +13,6 @@ namespace {
 using ir::NodeId;
 using ir::Op;
 
-// The eager API's spelling of a pointwise op (kiln::OpId::<Name>).
-const char *op_id_name(Op op) {
-  switch (op) {
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
-  case Op::Name:                                                               \
-    return #Name;
-#include <kiln/ops.def>
-  default:
-    return nullptr;
-  }
-}
-
 const char *host_type(DType dt) {
   return dt == DType::f64 ? "double" : dt == DType::i64 ? "int64_t" : "bool";
 }
@@ -89,7 +77,6 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
   for (auto [i, n] : llvm::enumerate(g.nodes)) {
     NodeId id = NodeId(i);
     const ir::Type &t = types[id];
-    std::string name = op_id_name(n.op) ? op_id_name(n.op) : "";
     auto a = [&](unsigned k) { return v(n.operands[k]); };
     switch (n.op) {
     case Op::Input:
@@ -125,45 +112,35 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       break;
     }
     ++ops;
+    const ir::OpInfo &info = ir::op_info(n.op);
     if (ir::is_pointwise(n.op) && t.scalar) {
-      // Arithmetic on host scalars, in the promoted type.
-      const char *ht = host_type(t.dtype);
-      os << "  const " << ht << " " << v(id) << " = ";
-      auto c = [&](unsigned k) { return std::string(ht) + "(" + a(k) + ")"; };
-      switch (n.op) {
-      case Op::Add:
-        os << c(0) << " + " << c(1);
-        break;
-      case Op::Sub:
-        os << c(0) << " - " << c(1);
-        break;
-      case Op::Mul:
-        os << c(0) << " * " << c(1);
-        break;
-      case Op::Div:
-        os << c(0) << " / " << c(1);
-        break;
-      case Op::Neg:
-        os << "-" << c(0);
-        break;
-      default:
-        fc.error = std::string("backend=eager: '") + ir::op_info(n.op).name +
+      // Arithmetic on host scalars, in the promoted type, with the op's C++
+      // operator (+ - * /, unary -).
+      if (!*info.cxx || info.rule == ir::TypeRule::COMPARE) {
+        fc.error = std::string("backend=eager: '") + info.name +
                    "' of host scalars is not supported";
         fc.error_loc = n.loc;
         return fc;
       }
+      const char *ht = host_type(t.dtype);
+      os << "  const " << ht << " " << v(id) << " = ";
+      auto c = [&](unsigned k) { return std::string(ht) + "(" + a(k) + ")"; };
+      if (info.arity == 1)
+        os << info.cxx << c(0);
+      else
+        os << c(0) << " " << info.cxx << " " << c(1);
       os << ";\n";
       continue;
     }
     os << "  kiln::Tensor " << v(id) << " = ";
     if (ir::is_pointwise(n.op)) {
-      os << "kiln::pointwise(kiln::OpId::" << name << ", {";
+      os << "kiln::pointwise(kiln::OpId::" << info.enum_name << ", {";
       for (auto [k, o] : llvm::enumerate(n.operands))
         os << (k ? ", " : "") << operand(o);
       os << "});\n";
       continue;
     }
-    std::string fn = std::string("kiln::") + ir::op_info(n.op).name;
+    std::string fn = std::string("kiln::") + info.name;
     std::string dim = n.dims.empty() ? "" : std::to_string(n.dims[0]);
     std::string keep = n.keepdim ? "true" : "false";
     if (n.dims.size() > 1) {
@@ -171,39 +148,37 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       fc.error_loc = n.loc;
       return fc;
     }
-    switch (n.op) {
-    case Op::Softmax:
-    case Op::LogSoftmax:
+    switch (info.form) {
+    case ir::CompositeForm::ROWWISE:
       os << fn << "(" << a(0) << ", " << dim << ");\n";
       break;
-    case Op::LayerNorm:
-      os << fn << "(" << a(0) << ", " << a(1) << ", " << a(2) << ", double("
-         << a(3) << "));\n";
+    case ir::CompositeForm::NORM:
+      // kiln::layer_norm(x, weight, bias, eps), kiln::rms_norm(x, weight,
+      // eps): the tensors, then eps as a double.
+      os << fn << "(";
+      for (size_t k = 0; k + 1 < n.operands.size(); ++k)
+        os << a(k) << ", ";
+      os << "double(" << a(n.operands.size() - 1) << "));\n";
       break;
-    case Op::RmsNorm:
-      os << fn << "(" << a(0) << ", " << a(1) << ", double(" << a(2) << "));\n";
-      break;
-    case Op::Var:
+    default: // reductions and REDUCE composites: fn(x[, dim, keepdim, ...])
       if (dim.empty()) {
         // kiln::var(x) has no correction argument: Bessel's only.
-        const ir::Node &c = g.node(n.operands[1]);
-        if (c.op != Op::Constant || c.constant != 1) {
-          fc.error = "backend=eager: var of a whole tensor with a correction "
-                     "other than 1 is not supported";
-          fc.error_loc = n.loc;
-          return fc;
+        if (n.op == Op::Var) {
+          const ir::Node &c = g.node(n.operands[1]);
+          if (c.op != Op::Constant || c.constant != 1) {
+            fc.error = "backend=eager: var of a whole tensor with a "
+                       "correction other than 1 is not supported";
+            fc.error_loc = n.loc;
+            return fc;
+          }
         }
         os << fn << "(" << a(0) << ");\n";
       } else {
-        os << fn << "(" << a(0) << ", " << dim << ", " << keep << ", " << a(1)
-           << ");\n";
+        os << fn << "(" << a(0) << ", " << dim << ", " << keep;
+        for (size_t k = 1; k < n.operands.size(); ++k)
+          os << ", " << a(k);
+        os << ");\n";
       }
-      break;
-    default:
-      if (dim.empty())
-        os << fn << "(" << a(0) << ");\n";
-      else
-        os << fn << "(" << a(0) << ", " << dim << ", " << keep << ");\n";
       break;
     }
   }

@@ -22,7 +22,6 @@
 #include <clang/AST/StmtCXX.h>
 #include <clang/Basic/SourceManager.h>
 
-#include <llvm/Support/Format.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <deque>
@@ -49,28 +48,13 @@ void count_refs(const Stmt *s, RefCounts &m) {
     count_refs(c, m);
 }
 
+// What the graph computes, as KIR without source locations and value
+// names: moving or renaming code keeps a region's symbol.
 std::string fingerprint(const ir::Graph &g) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  for (const ir::Node &n : g.nodes) {
-    os << ir::op_info(n.op).name;
-    for (ir::NodeId o : n.operands)
-      os << " %" << o;
-    if (n.op == ir::Op::Constant)
-      os << " " << llvm::format("%a", n.constant) << ":"
-         << dtype_name(n.type.dtype);
-    if (n.arg_index >= 0)
-      os << " #" << n.arg_index << ":" << dtype_name(n.type.dtype)
-         << (n.type.scalar ? "s" : "t");
-    for (int64_t d : n.dims)
-      os << " d" << d;
-    if (n.keepdim)
-      os << " keep";
-    os << "\n";
-  }
-  for (ir::NodeId o : g.outputs)
-    os << "out %" << o << "\n";
-  return text;
+  ir::PrintOptions what_it_computes;
+  what_it_computes.locations = false;
+  what_it_computes.names = false;
+  return ir::print(g, what_it_computes);
 }
 
 // The first goto or label in a body: Kiln does not move code that can be

@@ -1,13 +1,12 @@
-// cse: merges nodes that compute the same thing (same op, operands,
-// constant bits, reduced dims, keepdim and type). Arguments never merge:
-// each is its own runtime value.
+// cse: merges nodes that compute the same thing (the same value fields of
+// ir::Node: op, operands, type, constant bits, reduced dims, keepdim).
+// Arguments never merge: each is its own runtime value.
 #include <kiln/passes/passes.h>
 
 #include "ReduceDims.h"
 #include "RewriteUtil.h"
 
-#include <map>
-#include <tuple>
+#include <unordered_map>
 
 namespace kiln::passes {
 
@@ -15,39 +14,32 @@ using namespace kiln::ir;
 
 namespace {
 
-// Operand order does not change the result of these ops, bit for bit
-// (maximum/minimum are not among them: they differ on -0.0 vs +0.0).
-bool is_commutative(Op op) {
-  return op == Op::Add || op == Op::Mul || op == Op::Eq || op == Op::Ne;
-}
-
+// A node as cse compares it: its value fields (ir::Node::value_fields) in
+// a canonical form, and for reduce_size the extents it counts.
 struct Key {
-  Op op;
-  llvm::SmallVector<NodeId, 3> operands;
-  uint64_t constant_bits;
-  DType dtype;
-  bool scalar;
-  bool ranked;
-  llvm::SmallVector<std::pair<int64_t, int>, 4> dims;
-  // Reductions, composites, reduce_size: the dims attribute and keepdim;
-  // reduce_size: the extents it counts.
-  llvm::SmallVector<int64_t, 4> reduced = {};
-  bool keepdim = false;
+  Node node;
   llvm::SmallVector<std::pair<int64_t, int>, 4> counted = {};
-
-  bool operator<(const Key &o) const {
-    return std::tie(op, operands, constant_bits, dtype, scalar, ranked, dims,
-                    reduced, keepdim, counted) <
-           std::tie(o.op, o.operands, o.constant_bits, o.dtype, o.scalar,
-                    o.ranked, o.dims, o.reduced, o.keepdim, o.counted);
+  bool operator==(const Key &o) const {
+    return same_value(node, o.node) && counted == o.counted;
+  }
+};
+struct KeyHash {
+  size_t operator()(const Key &k) const {
+    return llvm::hash_combine(
+        hash_value(k.node),
+        llvm::hash_combine_range(k.counted.begin(), k.counted.end()));
   }
 };
 
 Key key_of(const Graph &g, const Node &n) {
-  Key k{n.op,          n.operands,          0, n.type.dtype,
-        n.type.scalar, n.type.shape.ranked, {}};
+  Key k;
+  k.node.op = n.op;
+  k.node.operands = n.operands;
+  k.node.type = n.type;
+  if (n.op == Op::Constant)
+    k.node.constant = n.constant;
   if (has_dims_attribute(n.op)) {
-    k.keepdim = n.keepdim;
+    k.node.keepdim = n.keepdim;
     // Over a ranked operand, [-1] and [1] (rank 2), [0, 1] and [1, 0], or
     // [] and all dims name the same dims.
     const Shape &x = g.node(n.operands[0]).type.shape;
@@ -55,25 +47,22 @@ Key key_of(const Graph &g, const Node &n) {
     if (x.ranked)
       r = resolve_dims(n.dims, x.dims.size());
     if (x.ranked && r.error.empty())
-      k.reduced = r.dims;
+      k.node.dims.assign(r.dims.begin(), r.dims.end());
     else
-      k.reduced.assign(n.dims.begin(), n.dims.end());
+      k.node.dims = n.dims;
     // reduce_size only reads extents: over [s0, s1] it is s1 whichever
     // value has that shape, so its key is the extents it multiplies.
     if (n.op == Op::ReduceSize && x.ranked && r.error.empty()) {
-      k.operands.clear();
-      k.reduced.clear();
+      k.node.operands.clear();
+      k.node.dims.clear();
       for (int64_t d : r.dims)
         k.counted.push_back({x.dims[d].value, x.dims[d].symbol});
       llvm::sort(k.counted);
     }
   }
-  if (n.op == Op::Constant)
-    k.constant_bits = double_bits(n.constant);
-  if (is_commutative(n.op) && k.operands[1] < k.operands[0])
-    std::swap(k.operands[0], k.operands[1]);
-  for (const SymDim &d : n.type.shape.dims)
-    k.dims.push_back({d.value, d.symbol});
+  // Operand order does not change a COMMUTATIVE op's result, bit for bit.
+  if (is_commutative(n.op) && k.node.operands[1] < k.node.operands[0])
+    std::swap(k.node.operands[0], k.node.operands[1]);
   return k;
 }
 
@@ -82,7 +71,7 @@ Key key_of(const Graph &g, const Node &n) {
 Graph cse(const Graph &g, const PassOptions &) {
   GraphBuilder b = builder_like(g);
   std::vector<NodeId> map(g.nodes.size(), -1);
-  std::map<Key, NodeId> seen;
+  std::unordered_map<Key, NodeId, KeyHash> seen;
   for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
     const Node &n = g.nodes[id];
     if (op_info(n.op).kind == OpKind::Argument) {

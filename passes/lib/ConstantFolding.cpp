@@ -7,6 +7,7 @@
 #include <kiln/passes/passes.h>
 
 #include "ReduceDims.h"
+#include "Rewrite.h"
 #include "RewriteUtil.h"
 
 #include <type_traits>
@@ -44,7 +45,8 @@ double call(llvm::ArrayRef<double> v, F formula) {
 template <class T>
 std::optional<double> evaluate(Op op, llvm::ArrayRef<double> v) {
   switch (op) {
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,         \
+                       formula, decomposition)                                 \
   case Op::Name:                                                               \
     /* FLOAT ops have no integer formulas: their results are floating. */      \
     if constexpr (TypeRule::rule != TypeRule::FLOAT ||                         \
@@ -121,19 +123,14 @@ std::optional<double> fold(const Graph &g, const Node &n) {
 } // namespace
 
 Graph fold_constants(const Graph &g, const PassOptions &) {
-  GraphBuilder b = builder_like(g);
-  std::vector<NodeId> map(g.nodes.size(), -1);
-  for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
-    const Node &n = g.nodes[id];
-    NodeId nid = copy_node(b, n, map);
-    if (std::optional<double> v = fold(b.graph(), b.graph().node(nid))) {
-      b.graph().nodes.pop_back();
-      nid = b.constant(*v, n.type.dtype, n.loc);
-      b.graph().nodes[nid].name = n.name;
-    }
-    map[id] = nid;
-  }
-  return finish(b, g, map);
+  auto rewrite = [](Rewriter &rw, const Site &s) -> RewriteResult {
+    Node n = s.node;
+    n.operands.assign(s.x.begin(), s.x.end());
+    if (std::optional<double> v = fold(rw.g(), n))
+      return rw.constant(*v, n.type.dtype);
+    return std::nullopt;
+  };
+  return llvm::cantFail(rewrite_graph(g, rewrite));
 }
 
 } // namespace kiln::passes

@@ -11,6 +11,7 @@
 #include <kiln/passes/text.h>
 
 #include "ReduceDims.h"
+#include "Rewrite.h"
 #include "RewriteUtil.h"
 #include "ShapeChecks.h"
 
@@ -44,15 +45,9 @@ std::string substitute(llvm::StringRef snippet, const Node &n) {
 }
 
 llvm::Expected<Graph> parse_snippet(const OpInfo &info, llvm::StringRef body) {
-  std::string text = std::string("graph @") + info.name + "(";
-  for (int a = 0; a < info.arity; ++a)
-    text += std::string(a ? ", " : "") + "%" + char('a' + a) + ": f32[*]";
-  text += ") {\n" + body.str() + "\nreturn %r\n}\n";
-  auto parsed =
-      parse_kir(text, std::string("<decomposition of ") + info.name + ">");
-  if (!parsed)
-    return parsed.takeError();
-  return std::move((*parsed)[0].graph);
+  return passes::parse_snippet(std::string("<decomposition of ") + info.name +
+                                   ">",
+                               info.arity, body);
 }
 
 struct Snippets {
@@ -89,16 +84,15 @@ const Snippets &snippets() {
 
 class Expander {
 public:
-  explicit Expander(GraphBuilder &b) : b_(b) {}
+  explicit Expander(Rewriter &rw) : rw_(rw) {}
 
   // Appends `n`'s op and attributes on `operands`, expanded when it has a
   // usable decomposition.
   llvm::Expected<NodeId> emit(const Node &n, llvm::ArrayRef<NodeId> operands,
-                              const Loc &loc, const std::string &name,
-                              int depth) {
-    Graph &g = b_.graph();
+                              const std::string &name, int depth) {
+    Graph &g = rw_.graph();
     size_t mark = g.nodes.size();
-    llvm::Expected<NodeId> plain = emit_plain(n, operands, loc, name);
+    llvm::Expected<NodeId> plain = rw_.emit(n.op, operands, &n, name);
     if (!plain)
       return plain.takeError();
     const OpInfo &info = op_info(n.op);
@@ -123,24 +117,13 @@ public:
     Type want = g.nodes[*plain].type;
     g.nodes.resize(mark);
 
-    std::vector<NodeId> map(snippet->nodes.size(), -1);
-    for (NodeId sid = 0; sid < (NodeId)snippet->nodes.size(); ++sid) {
-      const Node &sn = snippet->nodes[sid];
-      if (sn.op == Op::Input) {
-        map[sid] = operands[sn.arg_index];
-      } else if (sn.op == Op::Constant) {
-        map[sid] = b_.constant(sn.constant, sn.type.dtype, loc);
-      } else {
-        llvm::SmallVector<NodeId, 3> ops;
-        for (NodeId o : sn.operands)
-          ops.push_back(map[o]);
-        llvm::Expected<NodeId> id = emit(sn, ops, loc, "", depth + 1);
-        if (!id)
-          return id.takeError();
-        map[sid] = *id;
-      }
-    }
-    NodeId result = map[snippet->outputs[0]];
+    llvm::Expected<NodeId> expanded = rw_.instantiate(
+        *snippet, operands, [&](const Node &sn, llvm::ArrayRef<NodeId> ops) {
+          return emit(sn, ops, "", depth + 1);
+        });
+    if (!expanded)
+      return expanded.takeError();
+    NodeId result = *expanded;
     // A composite is its decomposition (the eager runtime follows it too),
     // so it always expands; its type rule must agree with the expansion.
     if (composite) {
@@ -163,30 +146,11 @@ public:
       return result;
     }
     g.nodes.resize(mark);
-    return emit_plain(n, operands, loc, name);
+    return rw_.emit(n.op, operands, &n, name);
   }
 
 private:
-  GraphBuilder &b_;
-
-  llvm::Expected<NodeId> emit_plain(const Node &n,
-                                    llvm::ArrayRef<NodeId> operands,
-                                    const Loc &loc, const std::string &name) {
-    Node c;
-    c.op = n.op;
-    c.operands.assign(operands.begin(), operands.end());
-    c.dims = n.dims;
-    c.keepdim = n.keepdim;
-    c.loc = loc;
-    c.name = name;
-    NodeId id = b_.add(std::move(c));
-    Graph &g = b_.graph();
-    llvm::Expected<Type> t = infer_node_type(g, id, &g.assumptions);
-    if (!t)
-      return t.takeError();
-    g.nodes[id].type = std::move(*t);
-    return id;
-  }
+  Rewriter &rw_;
 };
 
 // The shapes of a norm's input, weight and bias are valid for every value
@@ -212,31 +176,25 @@ llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
                                    "kiln/ops.def: a decomposition does not "
                                    "parse:\n" +
                                        snippets().error);
-  GraphBuilder b = builder_like(g);
-  Expander expander(b);
-  ShapeCheckBuilder checks(g, b.graph().checks);
-  std::vector<NodeId> map(g.nodes.size(), -1);
-  for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
-    const Node &n = g.nodes[id];
-    OpKind kind = op_info(n.op).kind;
+  std::optional<ShapeCheckBuilder> checks; // into the new graph's checks
+  return rewrite_graph(g, [&](Rewriter &rw, const Site &s) -> RewriteResult {
+    const Node &n = s.node;
     // The norms' eager checks that their decomposition (which broadcasts)
     // does not make: a 0-d input, a weight or bias not of shape [x.size(-1)]
     // (runtime/src/reduce.cpp, plan_last and set_affine).
-    if ((n.op == Op::LayerNorm || n.op == Op::RmsNorm) && !norm_args_known(g, n))
-      checks.constraint(n);
-    if (kind != OpKind::Pointwise && kind != OpKind::Composite) {
-      map[id] = copy_node(b, n, map);
-      continue;
+    if (op_info(n.op).form == CompositeForm::NORM && !norm_args_known(g, n)) {
+      if (!checks)
+        checks.emplace(g, rw.graph().checks);
+      checks->constraint(n);
     }
-    llvm::SmallVector<NodeId, 3> ops;
-    for (NodeId o : n.operands)
-      ops.push_back(map[o]);
-    llvm::Expected<NodeId> r = expander.emit(n, ops, n.loc, n.name, 0);
+    OpKind kind = op_info(n.op).kind;
+    if (kind != OpKind::Pointwise && kind != OpKind::Composite)
+      return std::nullopt;
+    llvm::Expected<NodeId> r = Expander(rw).emit(n, s.x, n.name, 0);
     if (!r)
       return r.takeError();
-    map[id] = *r;
-  }
-  return finish(b, g, map);
+    return *r;
+  });
 }
 
 } // namespace kiln::passes

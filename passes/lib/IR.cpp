@@ -9,25 +9,38 @@
 #include <llvm/Support/ErrorHandling.h>
 
 #include <string>
+#include <utility>
 
 namespace kiln::ir {
 
 namespace {
+using namespace op_traits; // the traits column's names
+
 // Indexed by Op: the three argument/constant ops, ops.def in order (as the
 // enum lists it), then reduce_size.
+#define NONE std::nullopt // the identity column's "no identity"
 const OpInfo kOpInfo[] = {
-    {"input", 0, OpKind::Argument, TypeRule::None, ""},
-    {"scalar_input", 0, OpKind::Argument, TypeRule::None, ""},
-    {"const", 0, OpKind::Constant, TypeRule::None, ""},
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
-  {#name, arity, OpKind::Pointwise, TypeRule::rule, decomposition},
+    {"input", "Input", 0, OpKind::Argument, TypeRule::None, 0, NONE, "",
+     CompositeForm::None, "", ""},
+    {"scalar_input", "ScalarInput", 0, OpKind::Argument, TypeRule::None, 0,
+     NONE, "", CompositeForm::None, "", ""},
+    {"const", "Constant", 0, OpKind::Constant, TypeRule::None, 0, NONE, "",
+     CompositeForm::None, "", ""},
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,         \
+                       formula, decomposition)                                 \
+  {#name,  #Name,    arity, OpKind::Pointwise, TypeRule::rule,                 \
+   traits, identity, cxx,   CompositeForm::None, "", decomposition},
 #define KILN_REDUCTION(Name, name, rule, identity, combine)                    \
-  {#name, 1, OpKind::Reduction, TypeRule::rule, ""},
-#define KILN_COMPOSITE(Name, name, arity, decomposition)                       \
-  {#name, arity, OpKind::Composite, TypeRule::COMPOSITE, decomposition},
+  {#name, #Name, 1, OpKind::Reduction, TypeRule::rule, 0, NONE, "",            \
+   CompositeForm::None, "", ""},
+#define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition)       \
+  {#name, #Name, arity, OpKind::Composite, TypeRule::COMPOSITE, 0, NONE, "",  \
+   CompositeForm::form, operands, decomposition},
 #include <kiln/ops.def>
-    {"reduce_size", 1, OpKind::Shape, TypeRule::None, ""},
+    {"reduce_size", "ReduceSize", 1, OpKind::Shape, TypeRule::None, 0, NONE,
+     "", CompositeForm::None, "", ""},
 };
+#undef NONE
 static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOps,
               "the op table and enum Op disagree");
 
@@ -43,6 +56,75 @@ std::optional<Op> op_from_name(llvm::StringRef name) {
     if (name == kOpInfo[i].name)
       return static_cast<Op>(i);
   return std::nullopt;
+}
+
+std::optional<Op> op_from_operator(llvm::StringRef spelling, int arity) {
+  if (spelling.empty())
+    return std::nullopt;
+  for (int i = 0; i < kNumOps; ++i)
+    if (spelling == kOpInfo[i].cxx && arity == kOpInfo[i].arity)
+      return static_cast<Op>(i);
+  return std::nullopt;
+}
+
+llvm::SmallVector<llvm::StringRef, 4> operand_names(Op op) {
+  llvm::SmallVector<llvm::StringRef, 4> names;
+  llvm::StringRef rest = op_info(op).operands;
+  while (!rest.empty()) {
+    auto [name, tail] = rest.split(',');
+    names.push_back(name.trim());
+    rest = tail;
+  }
+  return names;
+}
+
+namespace {
+// One field of a node: doubles by their bits, the rest by ==.
+template <class T> bool same_field(const T &a, const T &b) { return a == b; }
+bool same_field(double a, double b) {
+  return double_bits(a) == double_bits(b);
+}
+template <class Tuple> bool same_fields(const Tuple &a, const Tuple &b) {
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    return (same_field(std::get<I>(a), std::get<I>(b)) && ...);
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>());
+}
+
+template <class T> llvm::hash_code hash_field(const T &v) {
+  using llvm::hash_value;
+  return hash_value(v);
+}
+llvm::hash_code hash_field(double v) {
+  return llvm::hash_value(double_bits(v));
+}
+template <class T, unsigned N>
+llvm::hash_code hash_field(const llvm::SmallVector<T, N> &v) {
+  return llvm::hash_combine_range(v.begin(), v.end());
+}
+template <class Tuple> llvm::hash_code hash_fields(const Tuple &t) {
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    return llvm::hash_combine(hash_field(std::get<I>(t))...);
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>());
+}
+} // namespace
+
+bool same_value(const Node &a, const Node &b) {
+  return same_fields(a.value_fields(), b.value_fields());
+}
+
+bool operator==(const Node &a, const Node &b) {
+  return same_value(a, b) && a.origin_fields() == b.origin_fields();
+}
+
+llvm::hash_code hash_value(const Node &n) {
+  return hash_fields(n.value_fields());
+}
+
+llvm::hash_code hash_value(const Type &t) {
+  llvm::hash_code h = llvm::hash_combine(t.dtype, t.scalar, t.shape.ranked);
+  for (const SymDim &d : t.shape.dims)
+    h = llvm::hash_combine(h, d.value, d.symbol);
+  return h;
 }
 
 int Graph::num_args() const {

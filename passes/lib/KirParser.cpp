@@ -217,9 +217,13 @@ private:
       Type type;
       if (!parse_type(type))
         return false;
+      Loc loc;
+      std::string name = name_of(value);
+      if (!parse_loc(loc) || !parse_name(name))
+        return false;
       NodeId id = type.scalar
-                      ? b_->scalar_input(index, type.dtype, name_of(value))
-                      : b_->input(index, type, name_of(value));
+                      ? b_->scalar_input(index, type.dtype, name, loc)
+                      : b_->input(index, type, name, loc);
       ++index;
       values_[value.text] = id;
       record(id, value, true);
@@ -412,10 +416,11 @@ private:
       if (peek().kind == Tok::LBrace)
         return fail(peek(), "'const' takes no attributes");
       Loc loc;
-      if (!parse_loc(loc))
+      std::string name = name_of(def);
+      if (!parse_loc(loc) || !parse_name(name))
         return false;
       NodeId id = b_->constant(v, dt, loc);
-      b_->graph().nodes[id].name = name_of(def);
+      b_->graph().nodes[id].name = name;
       values_[def.text] = id;
       record(id, def, true);
       return true;
@@ -429,7 +434,7 @@ private:
     llvm::SmallVector<Pending, 3> operands;
     bool more = peek().kind != Tok::Newline && peek().kind != Tok::RBrace &&
                 peek().kind != Tok::LBrace && !at_ident("loc") &&
-                peek().kind != Tok::Eof;
+                !at_ident("name") && peek().kind != Tok::Eof;
     while (more) {
       const Token &t = peek();
       Pending p;
@@ -464,7 +469,8 @@ private:
                               mnemonic.text + "'");
     }
     Loc loc;
-    if (!parse_loc(loc))
+    std::string name = name_of(def);
+    if (!parse_loc(loc) || !parse_name(name))
       return false;
 
     llvm::SmallVector<NodeId, 3> ids;
@@ -479,7 +485,7 @@ private:
       }
       ids.push_back(p.id);
     }
-    NodeId id = b_->op(*op, ids, loc, name_of(def));
+    NodeId id = b_->op(*op, ids, loc, name);
     b_->graph().nodes[id].dims = std::move(dims);
     b_->graph().nodes[id].keepdim = keepdim;
     if (declared)
@@ -595,6 +601,21 @@ private:
     loc.line = nums[0];
     loc.col = nums[1];
     return expect(Tok::RParen, "')' to close loc(...)");
+  }
+
+  // `name("...")`: the user's name for a value, where `%name` cannot say
+  // it (see kiln/passes/text.h).
+  bool parse_name(std::string &name) {
+    if (!at_ident("name"))
+      return true;
+    take();
+    if (!expect(Tok::LParen, "'(' after 'name'"))
+      return false;
+    const Token &value = peek();
+    if (!expect(Tok::String, "a quoted name in name(\"...\")"))
+      return false;
+    name = value.text;
+    return expect(Tok::RParen, "')' to close name(...)");
   }
 
   bool parse_return() {

@@ -104,10 +104,11 @@ std::string to_string(const Type &t) {
   return out;
 }
 
-std::vector<std::string> value_names(const Graph &g) {
+namespace {
+std::vector<std::string> value_names(const Graph &g, bool use_names) {
   llvm::StringMap<int> count;
   for (const Node &n : g.nodes)
-    if (is_identifier(n.name))
+    if (use_names && is_identifier(n.name))
       ++count[n.name];
   // Anonymous values are numbered in the order the text defines them (the
   // header's arguments first), which is the node id when the arguments are
@@ -126,15 +127,41 @@ std::vector<std::string> value_names(const Graph &g) {
   for (size_t pos = 0; pos < order.size(); ++pos) {
     NodeId id = order[pos];
     const std::string &name = g.nodes[id].name;
-    names[id] = "%" + (is_identifier(name) && count[name] == 1
+    names[id] = "%" + (use_names && is_identifier(name) && count[name] == 1
                            ? name
                            : std::to_string(pos));
   }
   return names;
 }
 
-std::string print(const Graph &g) {
-  std::vector<std::string> names = value_names(g);
+// What follows node `id`'s statement (or argument): ` loc(...)` and
+// ` name("...")` where its value name does not carry its name.
+std::string annotations(const Graph &g, NodeId id, llvm::StringRef value_name,
+                        const PrintOptions &opts) {
+  const Node &n = g.nodes[id];
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (opts.locations && n.loc.valid()) {
+    os << " loc(";
+    print_quoted(os, n.loc.file);
+    os << ":" << n.loc.line << ":" << n.loc.col << ")";
+  }
+  bool carried = is_identifier(n.name) && value_name == "%" + n.name;
+  if (opts.names && !n.name.empty() && !carried) {
+    os << " name(";
+    print_quoted(os, n.name);
+    os << ")";
+  }
+  return out;
+}
+} // namespace
+
+std::vector<std::string> value_names(const Graph &g) {
+  return value_names(g, true);
+}
+
+std::string print(const Graph &g, const PrintOptions &opts) {
+  std::vector<std::string> names = value_names(g, opts.names);
   std::string out;
   llvm::raw_string_ostream os(out);
 
@@ -153,7 +180,8 @@ std::string print(const Graph &g) {
       os << "<missing>";
       continue;
     }
-    os << names[id] << ": " << to_string(g.nodes[id].type);
+    os << names[id] << ": " << to_string(g.nodes[id].type)
+       << annotations(g, id, names[id], opts);
   }
   os << ") {\n";
 
@@ -195,12 +223,10 @@ std::string print(const Graph &g) {
     if (has_dims_attribute(n.op))
       ls << " " << attributes_text(n);
     os << line;
-    if (n.loc.valid()) {
-      // Align locations in a column so the ops read as a list.
-      os.indent(line.size() < 40 ? 40 - line.size() : 1) << "loc(";
-      print_quoted(os, n.loc.file);
-      os << ":" << n.loc.line << ":" << n.loc.col << ")";
-    }
+    // Align locations (and names) in a column so the ops read as a list.
+    if (std::string notes = annotations(g, id, names[id], opts); !notes.empty())
+      os.indent(line.size() < 40 ? 40 - line.size() : 1)
+          << llvm::StringRef(notes).drop_front();
     os << "\n";
   }
 

@@ -5,8 +5,6 @@
 
 #include "NumericUtil.h"
 
-#include <cmath>
-
 namespace kiln::ir {
 
 // Number of ops: ReduceSize is the last of enum Op.
@@ -39,16 +37,6 @@ inline Graph finish(GraphBuilder &b, const Graph &old,
 
 inline bool is_constant(const Graph &g, NodeId id) {
   return g.node(id).op == Op::Constant;
-}
-// Constant equal to v (+0.0 and -0.0 compare equal here).
-inline bool is_constant(const Graph &g, NodeId id, double v) {
-  return is_constant(g, id) && g.node(id).constant == v;
-}
-inline bool is_pos_zero(const Graph &g, NodeId id) {
-  return is_constant(g, id, 0.0) && !std::signbit(g.node(id).constant);
-}
-inline bool is_neg_zero(const Graph &g, NodeId id) {
-  return is_constant(g, id, 0.0) && std::signbit(g.node(id).constant);
 }
 
 } // namespace kiln::ir

@@ -1,4 +1,6 @@
-// simplify: algebraic identities, one table entry each.
+// simplify: algebraic identities, as data: dropping an op's identity
+// element (kiln/ops.def's identity column), then a table of KIR patterns
+// and their replacements.
 //
 // A rewrite is kept only when its result has exactly the node's type
 // (dtype, shape, scalar-ness): `x * 1.0` on an integer tensor is an f32
@@ -7,6 +9,7 @@
 // x - x are NaN for inf) is only done under unsafe_math.
 #include <kiln/passes/passes.h>
 
+#include "Rewrite.h"
 #include "RewriteUtil.h"
 
 namespace kiln::passes {
@@ -15,226 +18,158 @@ using namespace kiln::ir;
 
 namespace {
 
-// The node being rewritten; operands are ids in the new graph.
-struct Site {
-  Op op;
-  llvm::ArrayRef<NodeId> x;
+// A condition on what the pattern's %a stands for, beyond the pattern.
+enum class Guard { None, FloatingA, IntegerA };
+
+struct PatternRule {
+  const char *name;
+  bool unsafe;
+  const char *pattern;     // statements computing %r from %a, %b, ...
+  const char *replacement; // statements computing %r, or an argument ("%a")
+  Guard guard = Guard::None;
 };
 
-// Builds replacement nodes into the new graph.
-class Rewriter {
-public:
-  Rewriter(GraphBuilder &b) : b_(b) {}
-  const Graph &g() const { return b_.graph(); }
-  const Node &node(NodeId id) const { return b_.graph().node(id); }
-  bool is_op(NodeId id, Op op) const { return node(id).op == op; }
-  bool is_const(NodeId id, double v) const { return is_constant(g(), id, v); }
+// In order: the first rule whose result has the node's type wins. Before
+// these, "x op e -> x" for every op with an identity element (op(x, e) is
+// x bit for bit, and e op x too when the op is commutative; a COMMUTATIVE
+// op's pattern matches its operands in either order).
+const PatternRule kPatternRules[] = {
+    // x+0 -> x is exact for integers (there is no -0 to lose).
+    {"x+0 -> x (integer x)", false, "%r = add %a, 0", "%a", Guard::IntegerA},
+    {"neg(neg x) -> x", false, "%n = neg %a; %r = neg %n", "%a"},
+    {"pow(x, 2) -> x*x", false, "%r = pow %a, 2", "%r = mul %a, %a"},
+    {"pow(x, 3) -> x*x*x", false, "%r = pow %a, 3",
+     "%s = mul %a, %a; %r = mul %s, %a"},
+    {"pow(x, -1) -> reciprocal(x)", false, "%r = pow %a, -1",
+     "%r = reciprocal %a"},
+    // --- unsafe_math ---
+    {"x+0 -> x", true, "%r = add %a, 0", "%a"}, // -0 + 0 is +0
+    // x-x -> x*0: still NaN for NaN and inf, but -0 for negative x.
+    {"x-x -> x*0", true, "%r = sub %a, %a", "%r = mul %a, 0.0",
+     Guard::FloatingA},
+    {"x-x -> x*0 (integer x)", true, "%r = sub %a, %a", "%r = mul %a, 0",
+     Guard::IntegerA},
+    // They differ at -0 (+0 vs -0) and -inf (inf vs NaN).
+    {"pow(x, 0.5) -> sqrt(x)", true, "%r = pow %a, 0.5", "%r = sqrt %a"},
+    // 1 where x is finite, NaN where it is not (as the original), but
+    // rounding differs. A square is y*y or pow(y, 2).
+    {"sin(x)^2 + cos(x)^2 -> x*0 + 1", true,
+     "%sin = sin %a; %sin2 = mul %sin, %sin; %cos = cos %a; "
+     "%cos2 = mul %cos, %cos; %r = add %sin2, %cos2",
+     "%z = mul %a, 0.0; %r = add %z, 1.0"},
+    {"sin(x)^2 + cos(x)^2 -> x*0 + 1", true,
+     "%sin = sin %a; %sin2 = pow %sin, 2; %cos = cos %a; "
+     "%cos2 = mul %cos, %cos; %r = add %sin2, %cos2",
+     "%z = mul %a, 0.0; %r = add %z, 1.0"},
+    {"sin(x)^2 + cos(x)^2 -> x*0 + 1", true,
+     "%sin = sin %a; %sin2 = mul %sin, %sin; %cos = cos %a; "
+     "%cos2 = pow %cos, 2; %r = add %sin2, %cos2",
+     "%z = mul %a, 0.0; %r = add %z, 1.0"},
+    {"sin(x)^2 + cos(x)^2 -> x*0 + 1", true,
+     "%sin = sin %a; %sin2 = pow %sin, 2; %cos = cos %a; "
+     "%cos2 = pow %cos, 2; %r = add %sin2, %cos2",
+     "%z = mul %a, 0.0; %r = add %z, 1.0"},
+};
 
-  NodeId emit(Op op, llvm::ArrayRef<NodeId> operands) {
-    NodeId id = b_.op(op, operands, loc);
-    Graph &graph = b_.graph();
-    llvm::Expected<Type> t = infer_node_type(graph, id, &graph.assumptions);
-    if (t) {
-      graph.nodes[id].type = std::move(*t);
-    } else {
-      llvm::consumeError(t.takeError());
-      failed = true; // the result cannot have the right type: rolled back
+constexpr int kRuleArgs = 4; // a rule may use %a .. %d
+
+struct ParsedRule {
+  const PatternRule *rule;
+  Graph pattern, replacement;
+};
+struct Rules {
+  std::vector<ParsedRule> parsed;
+  std::string error; // the rules are ours: one that does not parse is a bug
+};
+
+// The table, parsed once.
+const Rules &rules() {
+  static const Rules table = [] {
+    Rules out;
+    for (const PatternRule &r : kPatternRules) {
+      llvm::StringRef repl = r.replacement;
+      auto pattern = parse_snippet(r.name, kRuleArgs, r.pattern);
+      auto replacement = repl.contains('=')
+                             ? parse_snippet(r.name, kRuleArgs, repl)
+                             : parse_snippet(r.name, kRuleArgs, "", repl);
+      bool ok = true;
+      for (llvm::Expected<Graph> *e : {&pattern, &replacement})
+        if (!*e) {
+          out.error += llvm::toString(e->takeError());
+          ok = false;
+        }
+      if (ok)
+        out.parsed.push_back({&r, std::move(*pattern), std::move(*replacement)});
     }
-    return id;
-  }
-  NodeId constant(double v, DType dt) { return b_.constant(v, dt, loc); }
+    return out;
+  }();
+  return table;
+}
 
-  Loc loc;
-  bool failed = false;
+// Operand `i` of `s` is the constant e, bit for bit (-0.0 is not +0.0).
+bool is_exactly(const Rewriter &rw, const Site &s, int i, double e) {
+  const Node &n = rw.node(s.x[i]);
+  return n.op == Op::Constant && double_bits(n.constant) == double_bits(e);
+}
 
-private:
-  GraphBuilder &b_;
-};
-
-using Result = std::optional<NodeId>;
-
-// --- IEEE-safe rules ---
-
-Result mul_by_one(Rewriter &r, const Site &s) { // x*1, 1*x -> x
-  if (r.is_const(s.x[1], 1))
+// x op e -> x, and e op x -> x when op is commutative.
+std::optional<NodeId> drop_identity(const Rewriter &rw, const Site &s) {
+  std::optional<double> e = identity_element(s.node.op);
+  if (!e || s.x.size() != 2)
+    return std::nullopt;
+  if (is_exactly(rw, s, 1, *e))
     return s.x[0];
-  if (r.is_const(s.x[0], 1))
+  if (is_commutative(s.node.op) && is_exactly(rw, s, 0, *e))
     return s.x[1];
-  return {};
-}
-
-Result div_by_one(Rewriter &r, const Site &s) { // x/1 -> x
-  return r.is_const(s.x[1], 1) ? Result(s.x[0]) : Result();
-}
-
-Result sub_pos_zero(Rewriter &r, const Site &s) { // x-(+0) -> x
-  return is_pos_zero(r.g(), s.x[1]) ? Result(s.x[0]) : Result();
-}
-
-Result add_neg_zero(Rewriter &r, const Site &s) { // x+(-0.0) -> x
-  if (is_neg_zero(r.g(), s.x[1]))
-    return s.x[0];
-  if (is_neg_zero(r.g(), s.x[0]))
-    return s.x[1];
-  return {};
-}
-
-// x+0 -> x is exact for integers (there is no -0 to lose).
-Result add_zero_integer(Rewriter &r, const Site &s) {
-  for (int i : {0, 1})
-    if (r.is_const(s.x[1 - i], 0) && !is_floating(r.node(s.x[i]).type.dtype))
-      return s.x[i];
-  return {};
-}
-
-Result neg_neg(Rewriter &r, const Site &s) { // -(-x) -> x
-  return r.is_op(s.x[0], Op::Neg) ? Result(r.node(s.x[0]).operands[0])
-                                  : Result();
-}
-
-Result pow_one(Rewriter &r, const Site &s) { // pow(x, 1) -> x
-  return r.is_const(s.x[1], 1) ? Result(s.x[0]) : Result();
-}
-
-Result pow_two(Rewriter &r, const Site &s) { // pow(x, 2) -> x*x
-  if (!r.is_const(s.x[1], 2))
-    return {};
-  return r.emit(Op::Mul, {s.x[0], s.x[0]});
-}
-
-Result pow_three(Rewriter &r, const Site &s) { // pow(x, 3) -> x*x*x
-  if (!r.is_const(s.x[1], 3))
-    return {};
-  NodeId sq = r.emit(Op::Mul, {s.x[0], s.x[0]});
-  return r.emit(Op::Mul, {sq, s.x[0]});
-}
-
-Result pow_minus_one(Rewriter &r, const Site &s) { // pow(x, -1) -> 1/x
-  if (!r.is_const(s.x[1], -1))
-    return {};
-  return r.emit(Op::Reciprocal, {s.x[0]});
-}
-
-// --- unsafe_math rules ---
-
-Result add_zero(Rewriter &r, const Site &s) { // x+0 -> x (-0+0 is +0)
-  if (r.is_const(s.x[1], 0))
-    return s.x[0];
-  if (r.is_const(s.x[0], 0))
-    return s.x[1];
-  return {};
-}
-
-// x-x -> x*0: still NaN for NaN and inf, but -0 for negative x.
-Result sub_self(Rewriter &r, const Site &s) {
-  if (s.x[0] != s.x[1])
-    return {};
-  DType dt = r.node(s.x[0]).type.dtype;
-  NodeId zero = r.constant(0, is_floating(dt) ? DType::f64 : DType::i64);
-  return r.emit(Op::Mul, {s.x[0], zero});
-}
-
-// pow(x, 0.5) -> sqrt(x): they differ at -0 (+0 vs -0) and -inf (inf vs NaN).
-Result pow_half(Rewriter &r, const Site &s) {
-  if (!r.is_const(s.x[1], 0.5))
-    return {};
-  return r.emit(Op::Sqrt, {s.x[0]});
-}
-
-// y*y or pow(y, 2): y.
-std::optional<NodeId> square_of(Rewriter &r, NodeId id) {
-  const Node &n = r.node(id);
-  if (n.op == Op::Mul && n.operands[0] == n.operands[1])
-    return n.operands[0];
-  if (n.op == Op::Pow && r.is_const(n.operands[1], 2))
-    return n.operands[0];
   return std::nullopt;
 }
 
-// sin(x)^2 + cos(x)^2 -> x*0 + 1, in either order: 1 where x is finite,
-// NaN where it is not (as the original), but rounding differs.
-Result pythagorean(Rewriter &r, const Site &s) {
-  std::optional<NodeId> a = square_of(r, s.x[0]), b = square_of(r, s.x[1]);
-  if (!a || !b)
-    return {};
-  const Node &na = r.node(*a), &nb = r.node(*b);
-  bool sin_cos = na.op == Op::Sin && nb.op == Op::Cos;
-  bool cos_sin = na.op == Op::Cos && nb.op == Op::Sin;
-  if (!(sin_cos || cos_sin) || na.operands[0] != nb.operands[0])
-    return {};
-  NodeId x = na.operands[0];
-  NodeId zero = r.constant(0.0, DType::f64);
-  NodeId times_zero = r.emit(Op::Mul, {x, zero});
-  NodeId one = r.constant(1.0, DType::f64);
-  return r.emit(Op::Add, {times_zero, one});
+bool guard_holds(const Rewriter &rw, Guard guard,
+                 llvm::ArrayRef<NodeId> args) {
+  if (guard == Guard::None)
+    return true;
+  bool floating = is_floating(rw.node(args[0]).type.dtype);
+  return guard == Guard::FloatingA ? floating : !floating;
 }
-
-struct Rule {
-  const char *name;
-  Op op;
-  bool unsafe;
-  Result (*apply)(Rewriter &, const Site &);
-};
-
-const Rule kRules[] = {
-    {"x*1 -> x", Op::Mul, false, mul_by_one},
-    {"x/1 -> x", Op::Div, false, div_by_one},
-    {"x-0 -> x", Op::Sub, false, sub_pos_zero},
-    {"x+(-0.0) -> x", Op::Add, false, add_neg_zero},
-    {"x+0 -> x (integer x)", Op::Add, false, add_zero_integer},
-    {"neg(neg x) -> x", Op::Neg, false, neg_neg},
-    {"pow(x, 1) -> x", Op::Pow, false, pow_one},
-    {"pow(x, 2) -> x*x", Op::Pow, false, pow_two},
-    {"pow(x, 3) -> x*x*x", Op::Pow, false, pow_three},
-    {"pow(x, -1) -> reciprocal(x)", Op::Pow, false, pow_minus_one},
-    {"x+0 -> x", Op::Add, true, add_zero},
-    {"x-x -> x*0", Op::Sub, true, sub_self},
-    {"pow(x, 0.5) -> sqrt(x)", Op::Pow, true, pow_half},
-    {"sin(x)^2 + cos(x)^2 -> x*0 + 1", Op::Add, true, pythagorean},
-};
 
 } // namespace
 
-Graph simplify(const Graph &g, const PassOptions &opts) {
-  // A returned value is a fresh tensor: `return x * 1.0` must not become
+llvm::Expected<Graph> simplify(const Graph &g, const PassOptions &opts) {
+  if (!rules().error.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "simplify: a rule does not parse:\n" +
+                                       rules().error);
+  // A rule's result is kept when it has the node's type and, for a
+  // returned value, is not an argument: `return x * 1.0` must not become
   // `return x`, which would alias the caller's argument.
-  std::vector<bool> is_output(g.nodes.size(), false);
-  for (NodeId o : g.outputs)
-    is_output[o] = true;
-  GraphBuilder b = builder_like(g);
-  Rewriter rw(b);
-  std::vector<NodeId> map(g.nodes.size(), -1);
-  for (NodeId id = 0; id < (NodeId)g.nodes.size(); ++id) {
-    const Node &n = g.nodes[id];
-    llvm::SmallVector<NodeId, 3> x;
-    for (NodeId o : n.operands)
-      x.push_back(map[o]);
-    Site site{n.op, x};
-    rw.loc = n.loc;
-    size_t mark = b.graph().nodes.size();
-    Result result;
-    for (const Rule &rule : kRules) {
-      if (rule.op != n.op || (rule.unsafe && !opts.unsafe_math))
+  auto accept = [](Rewriter &rw, const Site &s, NodeId r) {
+    bool aliases_argument = s.is_output && rw.node(r).op == Op::Input;
+    if (rw.node(r).type == s.node.type && !aliases_argument)
+      return true;
+    rw.roll_back(); // rejected: drop what it built
+    return false;
+  };
+  auto rewrite = [&](Rewriter &rw, const Site &s) -> RewriteResult {
+    if (std::optional<NodeId> r = drop_identity(rw, s); r && accept(rw, s, *r))
+      return r;
+    llvm::SmallVector<NodeId, kRuleArgs> args;
+    for (const ParsedRule &pr : rules().parsed) {
+      if ((pr.rule->unsafe && !opts.unsafe_math) ||
+          !match(pr.pattern, rw.g(), s.node, s.x, args) ||
+          !guard_holds(rw, pr.rule->guard, args))
         continue;
-      rw.failed = false;
-      Result r = rule.apply(rw, site);
-      bool aliases_argument =
-          r && is_output[id] && rw.node(*r).op == Op::Input;
-      if (r && !rw.failed && rw.node(*r).type == n.type && !aliases_argument) {
-        result = r;
-        break;
+      llvm::Expected<NodeId> r = rw.instantiate(pr.replacement, args);
+      if (!r) { // the result cannot have the right type
+        llvm::consumeError(r.takeError());
+        rw.roll_back();
+        continue;
       }
-      b.graph().nodes.resize(mark); // rejected: drop what it built
+      if (accept(rw, s, *r))
+        return *r;
     }
-    if (!result) {
-      map[id] = copy_node(b, n, map);
-      continue;
-    }
-    if ((size_t)*result >= mark)
-      b.graph().nodes[*result].name = n.name;
-    map[id] = *result;
-  }
-  return finish(b, g, map);
+    return std::nullopt;
+  };
+  return rewrite_graph(g, rewrite);
 }
 
 } // namespace kiln::passes

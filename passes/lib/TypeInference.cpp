@@ -94,9 +94,8 @@ llvm::Expected<Type> infer_pointwise(const Graph &g, const Node &n, Fail fail,
   DType dt = result_dtype(n.op, operands);
   if (result_is_scalar(operands))
     return Type::weak_scalar(dt);
-  // As the runtime: booleans have no subtraction or negation.
-  if ((n.op == Op::Sub || n.op == Op::Neg) &&
-      common_dtype(n.op, operands) == DType::b8)
+  // As the runtime: booleans have no subtraction or negation (NO_B8).
+  if (rejects_b8(n.op) && common_dtype(n.op, operands) == DType::b8)
     return fail(std::string("'") + info.name + "' is not supported on b8");
 
   std::optional<Shape> shape;
@@ -139,48 +138,19 @@ std::string reduce_shape(const Shape &x, llvm::ArrayRef<int64_t> dims,
   return "";
 }
 
-// What a composite's result looks like (kiln/ops.def gives only its
-// decomposition, so each one's rule is written here).
-enum class Shaping {
-  Reduce,     // as sum: mean, var, logsumexp
-  KeepShape,  // the operand's type: softmax, log_softmax
-  NormLastDim // x's type, with a weight (and bias) of x's last dim
-};
-
-Shaping shaping(Op op) {
-  switch (op) {
-  case Op::Softmax:
-  case Op::LogSoftmax:
-    return Shaping::KeepShape;
-  case Op::LayerNorm:
-  case Op::RmsNorm:
-    return Shaping::NormLastDim;
-  default:
-    return Shaping::Reduce;
-  }
-}
-
-// The operands after x, by name, and whether each is a tensor (else a
-// weak scalar).
+// The operands after x of a composite, by name (kiln/ops.def), and whether
+// each is a tensor (NORM: the weight and bias before eps) or a weak scalar.
 struct ExtraOperand {
-  const char *name;
+  llvm::StringRef name;
   bool tensor;
 };
-llvm::ArrayRef<ExtraOperand> extra_operands(Op op) {
-  static const ExtraOperand var[] = {{"correction", false}};
-  static const ExtraOperand layer_norm[] = {
-      {"weight", true}, {"bias", true}, {"eps", false}};
-  static const ExtraOperand rms_norm[] = {{"weight", true}, {"eps", false}};
-  switch (op) {
-  case Op::Var:
-    return var;
-  case Op::LayerNorm:
-    return layer_norm;
-  case Op::RmsNorm:
-    return rms_norm;
-  default:
-    return {};
-  }
+llvm::SmallVector<ExtraOperand, 3> extra_operands(Op op) {
+  llvm::SmallVector<ExtraOperand, 3> extra;
+  llvm::SmallVector<llvm::StringRef, 4> names = operand_names(op);
+  for (size_t i = 1; i < names.size(); ++i)
+    extra.push_back({names[i], op_info(op).form == CompositeForm::NORM &&
+                                   i + 1 < names.size()});
+  return extra;
 }
 
 // Reductions, composites and reduce_size: operand 0 is reduced over the
@@ -196,14 +166,15 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
   if (info.kind == OpKind::Composite && !is_floating(x.dtype))
     return fail(op + " needs a floating tensor, not " + dtype_name(x.dtype));
 
-  Shaping how =
-      info.kind == OpKind::Composite ? shaping(n.op) : Shaping::Reduce;
-  if (n.keepdim && (how != Shaping::Reduce || n.op == Op::ReduceSize))
+  // Reductions and reduce_size reduce as sum does (REDUCE).
+  CompositeForm how = info.kind == OpKind::Composite ? info.form
+                                                     : CompositeForm::REDUCE;
+  if (n.keepdim && (how != CompositeForm::REDUCE || n.op == Op::ReduceSize))
     return fail(op + " has no use for keepdim=true: " +
                 (n.op == Op::ReduceSize ? "its result is a number"
                                         : "its result has its operand's "
                                           "shape"));
-  if (how == Shaping::NormLastDim && (n.dims.size() != 1 || n.dims[0] != -1))
+  if (how == CompositeForm::NORM && (n.dims.size() != 1 || n.dims[0] != -1))
     return fail(op + " normalises over the last dim: its dims are [-1], not " +
                 dims_text(n.dims));
   Shape reduced;
@@ -212,12 +183,12 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
     return fail(error);
 
   Shape shape = x.shape;
-  if (how == Shaping::NormLastDim && x.shape.ranked && x.shape.dims.empty())
+  if (how == CompositeForm::NORM && x.shape.ranked && x.shape.dims.empty())
     return fail(op + " needs an operand of rank >= 1, not " + to_string(x));
-  llvm::ArrayRef<ExtraOperand> extra = extra_operands(n.op);
+  llvm::SmallVector<ExtraOperand, 3> extra = extra_operands(n.op);
   for (size_t i = 0; i < extra.size(); ++i) {
     const Type &t = g.node(n.operands[i + 1]).type;
-    std::string what = std::string("the ") + extra[i].name + " of " + op;
+    std::string what = "the " + extra[i].name.str() + " of " + op;
     if (!extra[i].tensor) {
       if (!t.scalar)
         return fail(what + " must be a weak scalar, not " + to_string(t));
@@ -244,7 +215,7 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
 
   if (n.op == Op::ReduceSize)
     return Type::weak_scalar(DType::i64);
-  if (how != Shaping::Reduce)
+  if (how != CompositeForm::REDUCE)
     return Type::tensor(x.dtype, shape);
   return Type::tensor(result_dtype(n.op, {x}), reduced);
 }

@@ -212,7 +212,8 @@ template <OpId Op> void add_cuda_op(CudaPwTable &t) {
 
 // Group G: the ops whose index is G modulo kPwGroups (pointwise_G.cu).
 template <int G> void add_cuda_group(CudaPwTable &t) {
-#define KILN_POINTWISE(Name, name, ar, rl, formula, decomposition)             \
+#define KILN_POINTWISE(Name, name, ar, rl, traits, identity, cxx, formula,     \
+                       decomposition)                                          \
   if constexpr (int(OpId::Name) % kPwGroups == G)                              \
     add_cuda_op<OpId::Name>(t);
 #include <kiln/ops.def>

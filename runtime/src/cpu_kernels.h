@@ -145,7 +145,8 @@ template <OpId Op> void add_op(CpuPwTable &t) {
 // Group G instantiates the ops whose index is G modulo kPwGroups; each
 // group lives in its own file (pointwise_cpu_G.cpp).
 template <int G> void add_group(CpuPwTable &t) {
-#define KILN_POINTWISE(Name, name, ar, rl, formula, decomposition)             \
+#define KILN_POINTWISE(Name, name, ar, rl, traits, identity, cxx, formula,     \
+                       decomposition)                                          \
   if constexpr (int(OpId::Name) % kPwGroups == G)                              \
     add_op<OpId::Name>(t);
 #include <kiln/ops.def>

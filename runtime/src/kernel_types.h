@@ -43,7 +43,8 @@ template <class F> void dispatch_dtype(DType d, F &&f) {
 // One entry of the op table: arity, type rule, and the formula of
 // kiln/scalar.h (the only definition of each formula).
 template <OpId> struct OpInfo;
-#define KILN_POINTWISE(Name, name, ar, rl, formula, decomposition)             \
+#define KILN_POINTWISE(Name, name, ar, rl, traits, identity, cxx, formula,     \
+                       decomposition)                                          \
   template <> struct OpInfo<OpId::Name> {                                      \
     static constexpr int arity = ar;                                           \
     static constexpr Rule rule = Rule::rl;                                     \

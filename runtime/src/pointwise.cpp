@@ -4,6 +4,7 @@
 #include "cuda_backend.h"
 #include "detail.h"
 
+#include <kiln/op_traits.h>
 #include <kiln/ops.h>
 
 #include <string>
@@ -11,15 +12,19 @@
 namespace kiln {
 
 namespace {
+using namespace op_traits; // the traits column's names
+
 struct OpMeta {
   const char *name;
   const char *qualified; // "kiln::add", for error messages
   int arity;
   detail::Rule rule;
+  bool no_b8; // NO_B8: booleans have no subtraction or negation
 };
 constexpr OpMeta kOps[] = {
-#define KILN_POINTWISE(Name, name, ar, rl, formula, decomposition)             \
-  {#name, "kiln::" #name, ar, detail::Rule::rl},
+#define KILN_POINTWISE(Name, name, ar, rl, traits, identity, cxx, formula,     \
+                       decomposition)                                          \
+  {#name, "kiln::" #name, ar, detail::Rule::rl, ((traits) & NO_B8) != 0},
 #include <kiln/ops.def>
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == size_t(OpId::NumPointwise));
@@ -128,7 +133,7 @@ Tensor run_pointwise(OpId op, std::initializer_list<Operand> operands,
   DType result = m.rule == detail::Rule::FLOAT     ? to_floating(common)
                  : m.rule == detail::Rule::COMPARE ? DType::b8
                                                    : common;
-  if (common == DType::b8 && (op == OpId::Sub || op == OpId::Neg))
+  if (common == DType::b8 && m.no_b8)
     fail("%s: not supported on b8 tensors (use logical ops)", fn);
 
   if (out) {

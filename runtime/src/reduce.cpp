@@ -29,8 +29,9 @@ struct Plan {
 const Tensor &checked(ReduceKind k, const Tensor &x) {
   if (!x.defined())
     fail("%s: the input tensor is undefined", qualified(k).c_str());
-  bool need_float = k != ReduceKind::Sum && k != ReduceKind::Amax &&
-                    k != ReduceKind::Amin && k != ReduceKind::Argmax;
+  // Composites (mean, softmax, ...) are defined on floats only.
+  bool need_float =
+      detail::reduce_kind_info(k).rule == detail::ReduceRule::COMPOSITE;
   if (need_float && !is_floating(x.dtype()))
     fail("%s: expected a floating-point tensor (f32, f16, bf16, f64), got %s",
          qualified(k).c_str(), dtype_name(x.dtype()));
@@ -107,10 +108,14 @@ void run(const ReduceLaunch &l, Device dev) {
 // A reduction to one value per line.
 Tensor reduce(const Plan &p, int64_t correction = 1) {
   const ReduceKind k = p.kind;
+  // The table's rules: INDEX gives i64, SUM gives i64 for integers and
+  // bools; SAME and INDEX have no result over an empty dimension.
+  const detail::ReduceRule rule = detail::reduce_kind_info(k).rule;
   DType dt = p.x.dtype();
-  if (k == ReduceKind::Argmax || (k == ReduceKind::Sum && !is_floating(dt)))
+  if (rule == detail::ReduceRule::INDEX ||
+      (rule == detail::ReduceRule::SUM && !is_floating(dt)))
     dt = DType::i64;
-  if (k == ReduceKind::Amax || k == ReduceKind::Amin || k == ReduceKind::Argmax)
+  if (rule == detail::ReduceRule::SAME || rule == detail::ReduceRule::INDEX)
     check_not_empty(p);
   Tensor out = detail::empty_for(qualified(k).c_str(), p.out_shape, dt,
                                  p.x.device());

@@ -19,6 +19,7 @@
 #include "detail.h"
 #include "kernel_types.h"
 
+#include <kiln/op_traits.h>
 #include <kiln/scalar.h>
 
 #include <math.h>
@@ -26,16 +27,43 @@
 
 namespace kiln::detail {
 
+// The eager reductions and row-wise ops: the KILN_REDUCTION entries of
+// kiln/ops.def, then the KILN_COMPOSITE ones, in the table's order.
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,         \
+                       formula, decomposition)
+#define KILN_REDUCTION(Name, name, rule, identity, combine) Name,
+#define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition) Name,
 enum class ReduceKind : uint8_t {
-  Sum, Mean, Amax, Amin, Argmax, Var, Logsumexp, // one value per line
-  Softmax, LogSoftmax, LayerNorm, RmsNorm,       // row-wise: a line per line
+#include <kiln/ops.def>
 };
 
+// What the eager checks and the kernel groups need of a ReduceKind.
+enum class ReduceRule : uint8_t { SUM, SAME, INDEX, COMPOSITE };
+struct ReduceKindInfo {
+  const char *name; // as kiln/ops.h spells the op ("log_softmax")
+  ReduceRule rule;  // KILN_REDUCTION's rule (SUM, SAME, INDEX) or COMPOSITE
+  op_traits::Form form; // KILN_COMPOSITE's; REDUCE for KILN_REDUCTION's
+};
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,         \
+                       formula, decomposition)
+#define KILN_REDUCTION(Name, name, rule, identity, combine)                    \
+  {#name, ReduceRule::rule, op_traits::Form::REDUCE},
+#define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition)       \
+  {#name, ReduceRule::COMPOSITE, op_traits::Form::form},
+inline constexpr ReduceKindInfo kReduceKinds[] = {
+#include <kiln/ops.def>
+};
+
+constexpr const ReduceKindInfo &reduce_kind_info(ReduceKind k) {
+  return kReduceKinds[int(k)];
+}
 constexpr const char *reduce_kind_name(ReduceKind k) {
-  constexpr const char *names[] = {
-      "sum", "mean",    "amax",        "amin",       "argmax",  "var",
-      "logsumexp", "softmax", "log_softmax", "layer_norm", "rms_norm"};
-  return names[int(k)];
+  return reduce_kind_info(k).name;
+}
+// The result has the input's shape (softmax, the norms), rather than one
+// value per reduced line.
+constexpr bool is_rowwise(ReduceKind k) {
+  return reduce_kind_info(k).form != op_traits::Form::REDUCE;
 }
 
 // One eager reduction or row-wise op as the host prepared it. `in` is
@@ -284,7 +312,9 @@ template <class P> P make_prog(const ReduceLaunch &l) {
 // Kernels are instantiated in three groups (separate CUDA files):
 // primitive reductions, composite reductions, row-wise ops.
 constexpr int reduce_group(ReduceKind k) {
-  return k <= ReduceKind::Argmax ? 0 : k <= ReduceKind::Logsumexp ? 1 : 2;
+  return reduce_kind_info(k).rule != ReduceRule::COMPOSITE ? 0
+         : is_rowwise(k)                                   ? 2
+                                                           : 1;
 }
 
 // Calls f.template operator()<Prog<T>>() for the launch's kind and dtype

@@ -41,24 +41,27 @@ OPS_DEF = os.path.join(ROOT, "runtime", "include", "kiln", "ops.def")
 def read_ops(path=OPS_DEF):
     text = open(path).read()
     text = re.sub(r"//[^\n]*", "", text)
-    pointwise, reductions, composites = {}, {}, {}
-    for m in re.finditer(r"KILN_POINTWISE\(\s*(\w+),\s*(\w+),\s*(\d),\s*(\w+)", text):
+    pointwise, reductions, composites, operators = {}, {}, {}, {}
+    for m in re.finditer(r"KILN_POINTWISE\(\s*(\w+),\s*(\w+),\s*(\d),\s*(\w+),"
+                         r"\s*[\w| ]+,\s*[-\w.]+,\s*\"([^\"]*)\"", text):
         pointwise[m.group(2)] = (int(m.group(3)), m.group(4))
+        if m.group(5) and m.group(3) == "2":  # the C++ operator, binary ops
+            operators[m.group(2)] = m.group(5)
     for m in re.finditer(r"KILN_REDUCTION\(\s*(\w+),\s*(\w+),\s*(\w+)", text):
         if m.group(1) != "Name":
             reductions[m.group(2)] = m.group(3)
     for m in re.finditer(r"KILN_COMPOSITE\(\s*(\w+),\s*(\w+),\s*(\d)", text):
         if m.group(1) != "Name":
             composites[m.group(2)] = int(m.group(3))
-    return pointwise, reductions, composites
+    return pointwise, reductions, composites, operators
 
 
-POINTWISE, REDUCTIONS, COMPOSITES = read_ops()
-
-# How the eager API spells an op, where it is not kiln::<name>(operands...).
-OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "gt": ">",
-             "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "ne": "!="}
-COMPOUND = {"add": "+=", "sub": "-=", "mul": "*=", "div": "/="}
+# How the eager API spells an op, where it is not kiln::<name>(operands...):
+# binary operators from the table's cxx column (add: "+", eq: "=="), their
+# compound assignments for arithmetic (add: "+=").
+POINTWISE, REDUCTIONS, COMPOSITES, OPERATORS = read_ops()
+COMPOUND = {name: op + "=" for name, op in OPERATORS.items()
+            if POINTWISE[name][1] != "COMPARE"}
 SPELLING = {"gelu_tanh": ("gelu", ['"tanh"'])}
 # Composite ops: how each is called. A composite of ops.def missing here is
 # reported and not fuzzed.

@@ -7,8 +7,12 @@
 #include <kiln/passes/passes.h>
 #include <kiln/passes/text.h>
 
+#include <array>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <tuple>
+#include <utility>
 
 using namespace kiln;
 using namespace kiln::ir;
@@ -25,7 +29,181 @@ static void roundtrip(const Graph &g) {
               first == second ? "ROUNDTRIP OK" : "ROUNDTRIP DIFFERS");
 }
 
+// One field of ir::Node differs from another's: doubles by their bits.
+template <class T> static bool differs(const T &a, const T &b) {
+  return !(a == b);
+}
+static bool differs(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) != 0;
+}
+// Every field of a node, value_fields then origin_fields.
+static auto all_fields(const Node &n) {
+  return std::tuple_cat(n.value_fields(), n.origin_fields());
+}
+constexpr size_t kNodeFields = std::tuple_size_v<decltype(all_fields(Node()))>;
+// For each field, whether it differs between a and b.
+static std::array<bool, kNodeFields> field_differences(const Node &a,
+                                                       const Node &b) {
+  std::array<bool, kNodeFields> out{};
+  auto fa = all_fields(a), fb = all_fields(b);
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    ((out[I] = differs(std::get<I>(fa), std::get<I>(fb))), ...);
+  }(std::make_index_sequence<kNodeFields>());
+  return out;
+}
+
+// KIR is the one serialisation of a graph (the plugin's PCH payload, its
+// fingerprints, kiln-opt): every field of ir::Node must survive print ->
+// parse. This graph gives every field a value other than its default in
+// some node; a field no node sets, or one the text loses, fails here. (A
+// field outside value_fields/origin_fields fails to compile, ir.h.)
+static void node_fields_round_trip() {
+  // CHECK-LABEL: node fields:
+  // CHECK-NEXT:  graph @"fields of a node"(%0: f16[s1, 7] loc("dir/a \"b\".cpp":4:9) name("p.first"), %n: i64 loc("a.cpp":5:1)) {
+  // CHECK-NEXT:    %k: f64 = const -2.5                  loc("a.cpp":6:2)
+  // CHECK-NEXT:    %3: f16[s1, 1] = sum %0 {dims=[-1], keepdim=true} loc("a.cpp":7:3) name("s")
+  // CHECK-NEXT:    %4: f16[s1, 1] = mul %3, %k           name("s")
+  // CHECK-NEXT:    %5: f16[s1, 1] = add %4, %n           name("9lives")
+  // CHECK-NEXT:    return %5
+  // CHECK-NEXT:  }
+  // CHECK-NEXT:  every field set: yes
+  // CHECK-NEXT:  every field round-trips: yes
+  GraphBuilder b("fields of a node");
+  NodeId x = b.input(0,
+                     Type::tensor(DType::f16,
+                                  Shape::ranked_dims({SymDim::sym(1),
+                                                      SymDim::constant(7)})),
+                     "p.first", Loc{"dir/a \"b\".cpp", 4, 9});
+  NodeId n = b.scalar_input(1, DType::i64, "n", Loc{"a.cpp", 5, 1});
+  NodeId k = b.constant(-2.5, DType::f64, Loc{"a.cpp", 6, 2});
+  b.graph().nodes[k].name = "k";
+  Node sum;
+  sum.op = Op::Sum;
+  sum.operands = {x};
+  sum.dims = {-1};
+  sum.keepdim = true;
+  sum.name = "s"; // twice: neither value can be %s
+  sum.loc = Loc{"a.cpp", 7, 3};
+  NodeId s = b.add(sum);
+  NodeId m = b.op(Op::Mul, {s, k}, Loc{}, "s");
+  b.output(b.op(Op::Add, {m, n}, Loc{}, "9lives"));
+  Graph g = *passes::infer_types(b.take(), {});
+  std::string text = print(g);
+  std::printf("node fields:\n%s", text.c_str());
+
+  std::array<bool, kNodeFields> set{};
+  for (const Node &node : g.nodes) {
+    std::array<bool, kNodeFields> d = field_differences(node, Node());
+    for (size_t i = 0; i < kNodeFields; ++i)
+      set[i] = set[i] || d[i];
+  }
+  std::string unset;
+  for (size_t i = 0; i < kNodeFields; ++i)
+    if (!set[i])
+      unset += " " + std::to_string(i);
+  std::printf("every field set: %s\n",
+              unset.empty() ? "yes" : ("no, not field" + unset).c_str());
+
+  auto parsed = parse_kir(text, "<fields>");
+  if (!parsed) {
+    std::printf("PARSE FAILED: %s\n",
+                llvm::toString(parsed.takeError()).c_str());
+    return;
+  }
+  const Graph &back = (*parsed)[0].graph;
+  std::string lost;
+  if (back.nodes.size() != g.nodes.size() || back.outputs != g.outputs ||
+      back.name != g.name)
+    lost = " (the graph)";
+  for (size_t id = 0; lost.empty() && id < g.nodes.size(); ++id) {
+    std::array<bool, kNodeFields> d =
+        field_differences(g.nodes[id], back.nodes[id]);
+    for (size_t i = 0; i < kNodeFields; ++i)
+      if (d[i])
+        lost += " field " + std::to_string(i) + " of node " +
+                std::to_string(id);
+    if (!(g.nodes[id] == back.nodes[id]) && lost.empty())
+      lost = " (operator== disagrees)";
+  }
+  std::printf("every field round-trips: %s\n",
+              lost.empty() ? "yes" : ("no," + lost).c_str());
+
+  // Without locations and names: what the graph computes (the plugin's
+  // fingerprint of a region, which names its symbol).
+  // CHECK-NEXT:  graph @"fields of a node"(%0: f16[s1, 7], %1: i64) {
+  // CHECK-NEXT:    %2: f64 = const -2.5
+  // CHECK-NEXT:    %3: f16[s1, 1] = sum %0 {dims=[-1], keepdim=true}
+  // CHECK-NEXT:    %4: f16[s1, 1] = mul %3, %2
+  // CHECK-NEXT:    %5: f16[s1, 1] = add %4, %1
+  // CHECK-NEXT:    return %5
+  PrintOptions computes;
+  computes.locations = false;
+  computes.names = false;
+  std::printf("%s", print(g, computes).c_str());
+}
+
+// What kiln/ops.def's columns say, as the passes read them.
+static void op_table_properties() {
+  // CHECK-LABEL: op table:
+  // CHECK-NEXT:  commutative: add mul eq ne
+  // CHECK-NEXT:  expensive: div pow sin cos tan tanh exp log sqrt rsqrt erf reciprocal sigmoid silu gelu gelu_tanh
+  // CHECK-NEXT:  not on b8: sub neg
+  // CHECK-NEXT:  identities: add -0 sub 0 mul 1 div 1 pow 1
+  // CHECK-NEXT:  operators: add + sub - mul * div / neg - gt > lt < ge >= le <= eq == ne !=
+  // CHECK-NEXT:  by operator: + add, - sub, - neg, == eq, % none
+  // CHECK-NEXT:  index reductions: argmax
+  // CHECK-NEXT:  forms: mean REDUCE(x) var REDUCE(x, correction) logsumexp REDUCE(x) softmax ROWWISE(x) log_softmax ROWWISE(x) layer_norm NORM(x, weight, bias, eps) rms_norm NORM(x, weight, eps)
+  // CHECK-NEXT:  operand names match arities: yes
+  std::printf("op table:\n");
+  std::string comm, costly, no_b8, ids, ops, index, forms;
+  bool arities = true;
+  for (int i = 0; i <= static_cast<int>(Op::ReduceSize); ++i) {
+    Op op = static_cast<Op>(i);
+    const OpInfo &info = op_info(op);
+    std::string name = info.name;
+    if (is_commutative(op))
+      comm += " " + name;
+    if (is_expensive(op))
+      costly += " " + name;
+    if (rejects_b8(op))
+      no_b8 += " " + name;
+    if (std::optional<double> e = identity_element(op)) {
+      char v[32];
+      std::snprintf(v, sizeof v, "%g", *e);
+      ids += " " + name + " " + v;
+    }
+    if (*info.cxx)
+      ops += " " + name + " " + info.cxx;
+    if (reduces_to_index(op))
+      index += " " + name;
+    if (is_composite(op)) {
+      const char *form = info.form == CompositeForm::REDUCE    ? "REDUCE"
+                         : info.form == CompositeForm::ROWWISE ? "ROWWISE"
+                         : info.form == CompositeForm::NORM    ? "NORM"
+                                                               : "?";
+      forms += " " + name + " " + form + "(" + info.operands + ")";
+      arities &= (int)operand_names(op).size() == info.arity;
+    }
+  }
+  std::printf("commutative:%s\nexpensive:%s\nnot on b8:%s\nidentities:%s\n"
+              "operators:%s\n",
+              comm.c_str(), costly.c_str(), no_b8.c_str(), ids.c_str(),
+              ops.c_str());
+  auto by_op = [](const char *spelling, int arity) {
+    std::optional<Op> op = op_from_operator(spelling, arity);
+    return std::string(spelling) + " " + (op ? op_info(*op).name : "none");
+  };
+  std::printf("by operator: %s, %s, %s, %s, %s\n", by_op("+", 2).c_str(),
+              by_op("-", 2).c_str(), by_op("-", 1).c_str(),
+              by_op("==", 2).c_str(), by_op("%", 2).c_str());
+  std::printf("index reductions:%s\nforms:%s\n", index.c_str(), forms.c_str());
+  std::printf("operand names match arities: %s\n", arities ? "yes" : "no");
+}
+
 int main() {
+  node_fields_round_trip();
+  op_table_properties();
+
   // The op table comes from kiln/ops.def.
   // CHECK: gelu_tanh arity 1 FLOAT has-decomposition 1
   // CHECK-NEXT: where arity 3 WHERE

@@ -22,7 +22,8 @@ struct OpEntry {
 
 inline const std::vector<OpEntry> &all_ops() {
   static const std::vector<OpEntry> ops = {
-#define KILN_POINTWISE(Name, name, ar, rl, formula, decomposition)             \
+#define KILN_POINTWISE(Name, name, ar, rl, traits, identity, cxx, formula,     \
+                       decomposition)                                          \
   {kiln::OpId::Name, #name, ar, Rule::rl},
 #include <kiln/ops.def>
   };

@@ -178,7 +178,7 @@ struct Host {
         body.push_back(decl("const", "kiln::Dims &", k, ref(c.operands[0])));
         continue;
       }
-      if (c.op == Op::LayerNorm || c.op == Op::RmsNorm) {
+      if (ir::op_info(c.op).form == ir::CompositeForm::NORM) {
         // A check of its arguments; its result has its input's shape (for
         // checks of values computed from it).
         if (c.raises) {

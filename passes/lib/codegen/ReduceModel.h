@@ -49,9 +49,7 @@ struct RedModel {
   }
   const char *op_name(NodeId r) const { return ir::op_info(g.node(r).op).name; }
   // A reduction whose accumulator pairs each value with its index.
-  bool indexed(NodeId r) const {
-    return ir::op_info(g.node(r).op).rule == ir::TypeRule::INDEX;
-  }
+  bool indexed(NodeId r) const { return ir::reduces_to_index(g.node(r).op); }
   // The type elements are combined in, and the accumulator's type.
   std::string elem_type(NodeId r) const {
     const ir::Node &n = g.node(r);
@@ -87,22 +85,11 @@ struct RedModel {
   // later-phase value uses it and recomputing it would cost more than a
   // few cheap ops (its cone has a transcendental or a division): softmax
   // keeps exp(x - m), layer norm recomputes x - m from x.
-  static bool expensive(Op op) {
-    switch (op) {
-    case Op::Exp: case Op::Log: case Op::Sin: case Op::Cos: case Op::Tan:
-    case Op::Tanh: case Op::Erf: case Op::Pow: case Op::Div: case Op::Sqrt:
-    case Op::Rsqrt: case Op::Reciprocal: case Op::Sigmoid: case Op::Silu:
-    case Op::Gelu: case Op::GeluTanh:
-      return true;
-    default:
-      return false;
-    }
-  }
   bool costly(NodeId id) const {
     const ir::Node &n = g.node(id);
     if (!full(id) || !ir::is_pointwise(n.op))
       return false;
-    if (expensive(n.op))
+    if (ir::is_expensive(n.op))
       return true;
     for (NodeId o : n.operands)
       if (costly(o))

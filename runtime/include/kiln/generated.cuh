@@ -43,7 +43,8 @@ __device__ __forceinline__ void vec_store(T *p, const Vec<T, V> &v) {
 }
 
 // The op table's reduction combines as functors: red_sum, red_amax, ...
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,       \
+                       formula, decomposition)
 #define KILN_REDUCTION(Name, name, rule, init_expr, combine_expr)             \
   struct red_##name {                                                          \
     template <class A> __device__ static A combine(A a, A b) {                 \

@@ -19,7 +19,8 @@ concept Number = std::is_arithmetic_v<S> && !std::same_as<S, bool>;
 // Generic entry points, one per op of the table (kiln/ops.def). Operands
 // that are numbers come in as 0-d "weak scalar" arguments.
 enum class OpId : uint16_t {
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition) Name,
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,       \
+                       formula, decomposition) Name,
 #include <kiln/ops.def>
   NumPointwise
 };

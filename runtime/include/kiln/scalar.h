@@ -271,7 +271,8 @@ KILN_HD inline ArgAcc<A> argmax_combine(ArgAcc<A> a, ArgAcc<A> b) {
   KILN_HD inline auto op_##name(A a, B b, C c) {                               \
     return formula;                                                            \
   }
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition)        \
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,         \
+                       formula, decomposition)                                 \
   KILN_OP_##arity(name, formula)
 #define KILN_REDUCTION(Name, name, rule, identity, combine)                    \
   template <class A> KILN_HD inline auto init_##name() { return identity; }    \

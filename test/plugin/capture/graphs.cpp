@@ -11,7 +11,7 @@
 using kiln::Tensor;
 
 // CHECK-LABEL: // kiln-dump: graph unrolled
-// CHECK-NEXT: graph @unrolled(%x: f32[*]) {
+// CHECK-NEXT: graph @unrolled(%x: f32[*] loc("{{.*}}graphs.cpp":{{[0-9]+:[0-9]+}})) {
 // CHECK-NEXT:   %1: f32[*] = sin %x
 // CHECK-NEXT:   %2: i64 = const 0
 // CHECK-NEXT:   %3: f32[*] = mul %1, %2
@@ -33,7 +33,7 @@ static Tensor swish(const Tensor &t, double beta) {
   return t * kiln::sigmoid(t * beta);
 }
 // CHECK-LABEL: // kiln-dump: graph inlined
-// CHECK-NEXT: graph @inlined(%beta: f64, %x: f32[*]) {
+// CHECK-NEXT: graph @inlined(%beta: f64 loc("{{.*}}graphs.cpp":{{[0-9]+:[0-9]+}}), %x: f32[*] loc("{{.*}}graphs.cpp":{{[0-9]+:[0-9]+}})) {
 // CHECK-NEXT:   %2: f32[*] = mul %x, %beta loc("{{.*}}graphs.cpp":[[#@LINE-4]]:30)
 // CHECK-NEXT:   %3: f32[*] = sigmoid %2 loc("{{.*}}graphs.cpp":[[#@LINE-5]]:
 // CHECK-NEXT:   %4: f32[*] = mul %x, %3 loc("{{.*}}graphs.cpp":[[#@LINE-6]]:
@@ -50,7 +50,7 @@ static Tensor swish(const Tensor &t, double beta) {
 }
 
 // CHECK-LABEL: // kiln-dump: graph constexpr_if
-// CHECK-NEXT: graph @constexpr_if(%x: f32[*]) {
+// CHECK-NEXT: graph @constexpr_if(%x: f32[*] loc("{{.*}}graphs.cpp":{{[0-9]+:[0-9]+}})) {
 // CHECK-NEXT:   %1: f32[*] = relu %x
 // CHECK-NEXT:   return %1
 [[kiln::compile]] Tensor constexpr_if(const Tensor &x) {
@@ -61,7 +61,7 @@ static Tensor swish(const Tensor &t, double beta) {
 }
 
 // CHECK-LABEL: // kiln-dump: graph accumulate
-// CHECK-NEXT: graph @accumulate(%x: f32[*]) {
+// CHECK-NEXT: graph @accumulate(%x: f32[*] loc("{{.*}}graphs.cpp":{{[0-9]+:[0-9]+}})) {
 // CHECK-NEXT:   %1: i64 = const 2
 // CHECK-NEXT:   %acc: f32[*] = mul %x, %1
 // CHECK-NEXT:   %3: f32[*] = add %acc, %x
@@ -77,7 +77,7 @@ struct Pair {
   Tensor a, b;
 };
 // CHECK-LABEL: // kiln-dump: graph aggregate
-// CHECK-NEXT: graph @aggregate(%x: f32[*], %n: i64) {
+// CHECK-NEXT: graph @aggregate(%x: f32[*] loc("{{.*}}graphs.cpp":{{[0-9]+:[0-9]+}}), %n: i64 loc("{{.*}}graphs.cpp":{{[0-9]+:[0-9]+}})) {
 // CHECK-NEXT:   %2: f32[*] = mul %x, %n
 // CHECK-NEXT:   %3: f32[*] = sub %x, %n
 // CHECK-NEXT:   return %2, %3

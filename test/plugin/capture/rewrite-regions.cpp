@@ -46,7 +46,7 @@ void log_tensor(const Tensor &);
 // CHECK-NEXT: }
 // CHECK: // kiln-dump: graph around_break (region 1)
 // CHECK: // kiln-dump: graph around_break (region 2)
-// CHECK-NEXT: graph @around_break(%y: f32[*], %r: f32[*], %n: i64) {
+// CHECK-NEXT: graph @around_break(%y: f32[*] loc("{{.*}}rewrite-regions.cpp":{{[0-9]+:[0-9]+}}), %r: f32[*] loc("{{.*}}rewrite-regions.cpp":{{[0-9]+:[0-9]+}}), %n: i64 loc("{{.*}}rewrite-regions.cpp":{{[0-9]+:[0-9]+}})) {
 [[kiln::compile]] Tensor around_break(const Tensor &x, double a) {
   Tensor y = kiln::sin(x) * a;
   const Tensor &r = kiln::cos(x);

@@ -40,7 +40,7 @@ using kiln::Tensor;
 // INDEX: compiled  twice_sin  twice_sin/
 // INDEX: compiled  soft       soft/
 
-// CAPTURED:      graph @twice_sin(%x: f32[*], %y: f32[*]) {
+// CAPTURED:      graph @twice_sin(%x: f32[*] loc("{{.*}}dump-files.cpp":{{[0-9]+:[0-9]+}}), %y: f32[*] loc("{{.*}}dump-files.cpp":{{[0-9]+:[0-9]+}})) {
 // CAPTURED-NEXT:   %a: f32[*] = sin %x{{ +}}loc("{{.*}}dump-files.cpp":[[@LINE+14]]:14)
 // CAPTURED-NEXT:   %b: f32[*] = sin %x{{ +}}loc("{{.*}}dump-files.cpp":[[@LINE+14]]:14)
 // CAPTURED-NEXT:   %4: f32[*] = add %a, %b{{ +}}loc("{{.*}}dump-files.cpp":[[@LINE+14]]:13)
@@ -53,7 +53,7 @@ using kiln::Tensor;
 // AFTER-CSE-NOT: %b
 // AFTER-CSE: add %a, %a
 // AFTER-CSE-DOT: label="%3 = add : f32[*]"
-// F16: graph @twice_sin(%x: f16[*], %y: f16[*]) {
+// F16: graph @twice_sin(%x: f16[*] loc("{{.*}}dump-files.cpp":{{[0-9]+:[0-9]+}}), %y: f16[*] loc("{{.*}}dump-files.cpp":{{[0-9]+:[0-9]+}})) {
 [[kiln::compile]] Tensor twice_sin(const Tensor &x, const Tensor &y) {
   Tensor a = kiln::sin(x);
   Tensor b = kiln::sin(x); // the same value: CSE merges it into a
@@ -82,9 +82,9 @@ using kiln::Tensor;
 // JSON:      status = "compiled"
 // JSON:      options.backend = "kiln"
 // JSON:      options.cuda = false
-// JSON:      captured_graph = "graph @twice_sin(%x: f32[*], %y: f32[*]) {" (7 lines)
+// JSON:      captured_graph = "graph @twice_sin(%x: f32[*] loc({{.*}}), %y: f32[*] loc({{.*}})) {" (7 lines)
 // JSON:      graphs.keys = f32, f16, bf16, f64
-// JSON:      graphs.f32 = "graph @twice_sin(%x: f32[*], %y: f32[*]) {" (6 lines)
+// JSON:      graphs.f32 = "graph @twice_sin(%x: f32[*] loc({{.*}}), %y: f32[*] loc({{.*}})) {" (6 lines)
 // JSON:      graph_breaks.size = 0
 // JSON:      fast_paths[0].folder = "."
 // JSON:      kernels.size = 4

@@ -11,14 +11,17 @@
 #pragma once
 
 #include <kiln/dtype.h>
+#include <kiln/op_traits.h>
 
 #include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/Hashing.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringRef.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace kiln::ir {
@@ -27,9 +30,10 @@ enum class Op : uint16_t {
   Input,       // tensor argument number `arg_index`
   ScalarInput, // host scalar argument (double, int64_t or bool), a runtime value
   Constant,    // compile-time scalar constant `constant`
-#define KILN_POINTWISE(Name, name, arity, rule, formula, decomposition) Name,
+#define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,       \
+                       formula, decomposition) Name,
 #define KILN_REDUCTION(Name, name, rule, identity, combine) Name,
-#define KILN_COMPOSITE(Name, name, arity, decomposition) Name,
+#define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition) Name,
 #include <kiln/ops.def>
   // An i64 weak scalar known at run time: the number of elements of
   // operand 0 over `dims` (all dims when empty). Mean and var divide by it.
@@ -58,23 +62,56 @@ enum class TypeRule : uint8_t {
   COMPOSITE // typed by its decomposition
 };
 
+// The traits (bits of op_traits: EXPENSIVE, COMMUTATIVE, NO_B8) and form
+// columns of kiln/ops.def.
+using CompositeForm = op_traits::Form;
+
 struct OpInfo {
-  const char *name;          // KIR mnemonic ("add", "sin", "input", ...)
-  int arity;                 // operand count (0 for arguments and constants)
+  const char *name;      // KIR mnemonic ("add", "sin", "input", ...)
+  const char *enum_name; // kiln::ir::Op's (and kiln::OpId's) spelling: "Add"
+  int arity;             // operand count (0 for arguments and constants)
   OpKind kind;
   TypeRule rule;
+  uint8_t traits;                 // op_traits bits
+  std::optional<double> identity; // e: op(x, e) == x bit for bit
+  const char *cxx;                // the eager API's C++ operator ("+"), or ""
+  CompositeForm form;
+  const char *operands;      // composites: operand names ("x, weight, eps")
   const char *decomposition; // KIR snippet from kiln/ops.def, or ""
 };
 const OpInfo &op_info(Op op);
 std::optional<Op> op_from_name(llvm::StringRef name);
+// The op the eager API's C++ operator `spelling` ("+", "==") stands for
+// when given `arity` operands ("-": sub with two, neg with one).
+std::optional<Op> op_from_operator(llvm::StringRef spelling, int arity);
 inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; }
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
+inline bool is_composite(Op op) { return op_info(op).kind == OpKind::Composite; }
+inline bool is_commutative(Op op) {
+  return op_info(op).traits & op_traits::COMMUTATIVE;
+}
+inline bool is_expensive(Op op) {
+  return op_info(op).traits & op_traits::EXPENSIVE;
+}
+inline bool rejects_b8(Op op) { return op_info(op).traits & op_traits::NO_B8; }
+// e with op(x, e) == x for every x, bit for bit (and op(e, x) == x when
+// the op is commutative), or none.
+inline std::optional<double> identity_element(Op op) {
+  return op_info(op).identity;
+}
+// A reduction whose accumulator is a (value, index) pair and whose result
+// is the i64 index (argmax: rule INDEX).
+inline bool reduces_to_index(Op op) {
+  return is_reduction(op) && op_info(op).rule == TypeRule::INDEX;
+}
 // A reduction whose op-table identity is only a start value (amax, amin,
 // argmax: rule SAME or INDEX, kiln/ops.def): over an empty dimension eager
 // raises. Sum's identity (rule SUM) is its result there.
 inline bool empty_reduction_raises(Op op) {
   return is_reduction(op) && op_info(op).rule != TypeRule::SUM;
 }
+// A composite's operand names, x first (its operands column).
+llvm::SmallVector<llvm::StringRef, 4> operand_names(Op op);
 
 // One dimension of a symbolic shape: a known extent (>= 0) or a symbol s<N>.
 struct SymDim {
@@ -126,6 +163,7 @@ struct Loc {
   std::string file;
   unsigned line = 0, col = 0;
   bool valid() const { return line != 0; }
+  bool operator==(const Loc &o) const = default;
 };
 
 using NodeId = int;
@@ -142,7 +180,46 @@ struct Node {
   bool keepdim = false;
   std::string name;    // the user's name for the value, "" if none
   Loc loc;
+
+  // Every field, once, in two groups. What the node computes: same_value,
+  // hash_value, the pipeline's fixed point (same_graph) and cse's key are
+  // made of these. Where it came from: the user's name and source location.
+  // A new field goes into one of them (a static_assert below counts), and
+  // into KIR's printer and parser (kiln/passes/text.h), which are the one
+  // serialisation (kiln-opt, the plugin's PCH payload and fingerprints):
+  // test/passes/api.cpp fails while a field does not survive print -> parse.
+  auto value_fields() const {
+    return std::tie(op, operands, type, constant, arg_index, dims, keepdim);
+  }
+  auto origin_fields() const { return std::tie(name, loc); }
 };
+
+namespace detail {
+// Converts to anything: how many initialisers an aggregate takes is how
+// many fields it has.
+struct AnyField {
+  template <class T> operator T() const;
+};
+template <class T, class... Fields> constexpr size_t field_count() {
+  if constexpr (requires { T{Fields{}..., AnyField{}}; })
+    return field_count<T, Fields..., AnyField>();
+  else
+    return sizeof...(Fields);
+}
+} // namespace detail
+static_assert(
+    detail::field_count<Node>() ==
+        std::tuple_size_v<decltype(Node().value_fields())> +
+            std::tuple_size_v<decltype(Node().origin_fields())>,
+    "a field of ir::Node is in neither value_fields() nor origin_fields(): "
+    "add it to one, to KIR's printer and parser (KirPrinter.cpp, "
+    "KirParser.cpp) and to the round-trip graph of test/passes/api.cpp");
+
+// Field by field, a constant by its bits (-0.0 is not 0.0, a NaN is itself).
+bool same_value(const Node &a, const Node &b); // value_fields
+bool operator==(const Node &a, const Node &b); // every field
+llvm::hash_code hash_value(const Node &n);     // value_fields
+llvm::hash_code hash_value(const Type &t);
 
 // The shape computation of a value that dce dropped but whose eager op can
 // raise (shapes that do not broadcast, a dim out of range, amax of an empty

@@ -61,8 +61,10 @@ ir::Graph dce(const ir::Graph &g, const PassOptions &opts);
 // runtime's formulas (kiln::scalar::op_<name>), and reduce_size of a
 // statically known shape.
 ir::Graph fold_constants(const ir::Graph &g, const PassOptions &opts);
-// 6. Algebraic identities (IEEE-safe ones; more under unsafe_math).
-ir::Graph simplify(const ir::Graph &g, const PassOptions &opts);
+// 6. Algebraic identities (IEEE-safe ones; more under unsafe_math). Fails
+// only when one of its rules (KIR patterns) does not parse: a Kiln bug.
+llvm::Expected<ir::Graph> simplify(const ir::Graph &g,
+                                   const PassOptions &opts);
 
 // --- Pipeline (Pipeline.cpp) ---
 

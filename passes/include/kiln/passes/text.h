@@ -4,12 +4,22 @@
 //   graph @sin_plus_cos(%x: f32[*], %y: f32[s0, 4], %alpha: f64) {
 //     # assume: s0 == s1
 //     %a: f32[*] = sin %x                 loc("app.cpp":5:14)
+//     %3: f32[*] = cos %a                 loc("app.cpp":6:9) name("p.first")
 //     %two: f64 = const 2.0
 //     %b: f32[*] = mul %a, %two
 //     %c: f32[*] = add %b, 1.0
 //     %s: f32[s0, 1] = sum %y {dims=[-1], keepdim=true}
 //     return %c, %s
 //   }
+//
+// Every field of a node is in the text (ir::Node::value_fields and
+// origin_fields), so that parse(print(g)) is g up to node order (arguments
+// come first in the text), and KIR is the one serialisation of a graph:
+// kiln-opt, the plugin's precompiled-header payload and symbol
+// fingerprints. After a node (or argument) come its source location
+// `loc("file":line:col)` and, where `%name` cannot carry the user's name
+// (not an identifier, or not unique), `name("...")`. (`# check:` lines,
+// Graph::checks, are printed for the reader and not read back.)
 //
 // A type is `<dtype>[dims]` for a tensor (`[*]` unknown rank, `[]` rank 0,
 // dims are extents or symbols `s<N>`) or a bare f64 / i64 / b8 for a weak
@@ -50,7 +60,14 @@ std::string attributes_text(const Node &n);
 // node's definition in the printed text).
 std::vector<std::string> value_names(const Graph &g);
 
-std::string print(const Graph &g);
+struct PrintOptions {
+  bool locations = true; // loc(...) of nodes and arguments
+  // The user's value names (`%name`, `name("...")`); false: every value is
+  // `%<n>`. Without both, the text is what the graph computes (the plugin's
+  // fingerprint of a graph: renaming or moving code keeps it).
+  bool names = true;
+};
+std::string print(const Graph &g, const PrintOptions &opts = {});
 std::string print(llvm::ArrayRef<Graph> graphs); // separated by blank lines
 
 // A graph as parsed, with where each node came from in the text.

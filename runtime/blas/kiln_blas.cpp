@@ -16,9 +16,8 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float *a,
               beta, c, ldc);
 }
 
-void dgemm(bool ta, bool tb, int m, int n, int k, double alpha,
-           const double *a, int lda, const double *b, int ldb, double beta,
-           double *c, int ldc) {
+void dgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double *a,
+           int lda, const double *b, int ldb, double beta, double *c, int ldc) {
   cblas_dgemm(CblasRowMajor, op(ta), op(tb), m, n, k, alpha, a, lda, b, ldb,
               beta, c, ldc);
 }

@@ -4,13 +4,15 @@
 // libcublasLt is loaded (dlopen) at the first CUDA GEMM, not linked: like
 // the static cudart, this keeps libkiln_rt loadable, and its CPU and other
 // CUDA paths working, on machines without the CUDA toolkit's libraries.
-// Looked for: $KILN_CUBLASLT (a path), the toolkit Kiln was built with, then
-// libcublasLt.so.<major> on the library search path.
+// Looked for: $KILN_CUBLASLT (a path), the toolkit Kiln was built with,
+// /usr/local/cuda/lib64, then libcublasLt.so.<major> on the library search
+// path.
 //
-// Per device, created once and never destroyed: a cuBLASLt handle and a
-// workspace (cudaMalloc'd once, outside the caching allocator, so it is
-// not counted as tensor memory). Every call on a device runs on its one
-// stream, so calls from any host thread share the workspace safely.
+// Per device, created once and never destroyed: a cuBLASLt handle. The
+// workspace comes from the caching allocator for each call and goes back
+// right after it is queued (stream-ordered, as every tensor's memory: all
+// of a device's work runs on its one stream): after the first call it is a
+// cached block, no cudaMalloc, and it is counted like any other memory.
 // Per (device, shape, dtypes, layouts, alignments, epilogue, TF32), the
 // algorithm cublasLtMatmulAlgoGetHeuristic picks at the first call is
 // cached for the process. Descriptors live on the stack (the *Init
@@ -85,6 +87,7 @@ const LtApi *load_lt() {
 #ifdef KILN_CUBLASLT_PATH
   paths.push_back(KILN_CUBLASLT_PATH);
 #endif
+  paths.push_back(std::string("/usr/local/cuda/lib64/") + kLtSoname);
   paths.push_back(kLtSoname);
   for (const std::string &p : paths) {
     if ((h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)))
@@ -117,14 +120,14 @@ const LtApi &lt_api() {
 void lt_check(cublasStatus_t s, const char *what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     fail("%s: %s failed: %s (%s)", kFn, what,
-         lt_api().cublasLtGetStatusString(s), lt_api().cublasLtGetStatusName(s));
+         lt_api().cublasLtGetStatusString(s),
+         lt_api().cublasLtGetStatusName(s));
 }
 
-// --- per device: handle and workspace ---
+// --- per device: the handle, and the most workspace a call may take ---
 
 struct DeviceLt {
   cublasLtHandle_t handle = nullptr;
-  void *workspace = nullptr;
   size_t workspace_bytes = 0;
 };
 
@@ -137,18 +140,16 @@ const DeviceLt &device_lt(int device) {
   if (DeviceLt *lt = lts[device].load(std::memory_order_acquire))
     return *lt;
   set_device(device, kFn);
-  auto *lt = new DeviceLt;
-  lt_check(lt_api().cublasLtCreate(&lt->handle), "cublasLtCreate");
   // As PyTorch's default: 32 MiB on Hopper and newer, 8 MiB before.
   int major = 0;
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                                    device),
-             kFn, "cudaDeviceGetAttribute");
-  lt->workspace_bytes = size_t(major >= 9 ? 32 : 8) << 20;
-  cuda_check(cudaMalloc(&lt->workspace, lt->workspace_bytes), kFn,
-             "cudaMalloc of the cuBLASLt workspace");
+  cuda_check(
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+      kFn, "cudaDeviceGetAttribute");
+  cublasLtHandle_t handle = nullptr;
+  lt_check(lt_api().cublasLtCreate(&handle), "cublasLtCreate");
+  auto *lt = new DeviceLt{handle, size_t(major >= 9 ? 32 : 8) << 20};
   if (rt::log_enabled(rt::kLogKernels))
-    rt::log(rt::kLogKernels, "cuBLASLt %zu on cuda:%d, workspace %zu MiB",
+    rt::log(rt::kLogKernels, "cuBLASLt %zu on cuda:%d, workspace up to %zu MiB",
             lt_api().cublasLtGetVersion(), device, lt->workspace_bytes >> 20);
   lts[device].store(lt, std::memory_order_release);
   return *lt;
@@ -212,41 +213,39 @@ void set_layout(cublasLtMatrixLayoutOpaque_t &l, DType t, int64_t rows,
   if (batch > 1) {
     lt_check(lt_api().cublasLtMatrixLayoutSetAttribute(
                  &l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch),
-             "lt_api().cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+             "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
     lt_check(lt_api().cublasLtMatrixLayoutSetAttribute(
                  &l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
                  sizeof stride),
-             "lt_api().cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+             "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
   }
 }
 
-void make_descs(const GemmArgs &g, const Call &call, int32_t batch,
-                Descs &ds) {
-  cublasComputeType_t compute =
-      g.ab_dtype == DType::f64 ? CUBLAS_COMPUTE_64F
-      : call.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                  : CUBLAS_COMPUTE_32F;
+void make_descs(const GemmArgs &g, const Call &call, int32_t batch, Descs &ds) {
+  cublasComputeType_t compute = g.ab_dtype == DType::f64 ? CUBLAS_COMPUTE_64F
+                                : call.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                            : CUBLAS_COMPUTE_32F;
   cudaDataType_t scale = g.ab_dtype == DType::f64 ? CUDA_R_64F : CUDA_R_32F;
   lt_check(lt_api().cublasLtMatmulDescInit_internal(&ds.op, sizeof ds.op,
                                                     compute, scale),
            "cublasLtMatmulDescInit");
   cublasOperation_t ta = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t tb = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  lt_check(lt_api().cublasLtMatmulDescSetAttribute(&ds.op, CUBLASLT_MATMUL_DESC_TRANSA,
-                                          &ta, sizeof ta),
-           "lt_api().cublasLtMatmulDescSetAttribute(TRANSA)");
-  lt_check(lt_api().cublasLtMatmulDescSetAttribute(&ds.op, CUBLASLT_MATMUL_DESC_TRANSB,
-                                          &tb, sizeof tb),
-           "lt_api().cublasLtMatmulDescSetAttribute(TRANSB)");
+  lt_check(lt_api().cublasLtMatmulDescSetAttribute(
+               &ds.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
+           "cublasLtMatmulDescSetAttribute(TRANSA)");
+  lt_check(lt_api().cublasLtMatmulDescSetAttribute(
+               &ds.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
+           "cublasLtMatmulDescSetAttribute(TRANSB)");
   cublasLtEpilogue_t ep = lt_epilogue(g, call);
   lt_check(lt_api().cublasLtMatmulDescSetAttribute(
                &ds.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep),
-           "lt_api().cublasLtMatmulDescSetAttribute(EPILOGUE)");
+           "cublasLtMatmulDescSetAttribute(EPILOGUE)");
   if (call.bias_in_lt)
-    lt_check(lt_api().cublasLtMatmulDescSetAttribute(&ds.op,
-                                            CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                            &g.bias, sizeof g.bias),
-             "lt_api().cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+    lt_check(
+        lt_api().cublasLtMatmulDescSetAttribute(
+            &ds.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias),
+        "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   // Column-major: cuBLASLt's A is our B (n x k), its B our A (k x m).
   set_layout(ds.a, g.ab_dtype, g.trans_b ? g.k : g.n, g.trans_b ? g.n : g.k,
              g.ldb, batch, g.stride_b);
@@ -255,8 +254,8 @@ void make_descs(const GemmArgs &g, const Call &call, int32_t batch,
   set_layout(ds.d, g.d_dtype, g.n, g.m, g.ldd, batch, g.stride_d);
   if (call.use_c)
     set_layout(ds.c, g.d_dtype, g.n, g.m, g.ldc, batch, g.stride_c);
-  else
-    ds.c = ds.d;
+  else // C is D, with beta 0
+    set_layout(ds.c, g.d_dtype, g.n, g.m, g.ldd, batch, g.stride_d);
 }
 
 // --- the algorithm cache ---
@@ -319,7 +318,7 @@ bool heuristic(const GemmArgs &g, const Call &call, int32_t batch,
   uint64_t ws = lt.workspace_bytes;
   lt_check(lt_api().cublasLtMatmulPreferenceSetAttribute(
                &pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
-           "lt_api().cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+           "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
   // Sliced operands need not be 256-byte aligned: ask for algorithms that
   // work at the alignment there is.
   uint32_t al[4] = {alignment(g.b), alignment(g.a),
@@ -330,18 +329,18 @@ bool heuristic(const GemmArgs &g, const Call &call, int32_t batch,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
   for (int i = 0; i < 4; ++i)
-    lt_check(lt_api().cublasLtMatmulPreferenceSetAttribute(&pref, which[i], &al[i],
-                                                  sizeof al[i]),
-             "lt_api().cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
+    lt_check(lt_api().cublasLtMatmulPreferenceSetAttribute(
+                 &pref, which[i], &al[i], sizeof al[i]),
+             "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
   // f16/bf16 outputs: split-K partial sums stay in f32 (never reduced in
   // the output's precision), so the products accumulate in f32 throughout.
   if (g.d_dtype == DType::f16 || g.d_dtype == DType::bf16) {
-    uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE |
-                    CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    uint32_t mask =
+        CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     lt_check(lt_api().cublasLtMatmulPreferenceSetAttribute(
                  &pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
                  sizeof mask),
-             "lt_api().cublasLtMatmulPreferenceSetAttribute(REDUCTION_SCHEME_MASK)");
+             "cublasLtMatmulPreferenceSetAttribute(REDUCTION_SCHEME_MASK)");
   }
   cublasLtMatmulHeuristicResult_t result = {};
   int count = 0;
@@ -381,9 +380,8 @@ const Plan &find_plan(const GemmArgs &g, int device, bool use_c, bool tf32,
     fail("%s: cuBLASLt has no algorithm for %s x %s -> %s, m %lld n %lld k "
          "%lld batch %d (leading dims %lld, %lld, %lld)",
          kFn, dtype_name(g.ab_dtype), dtype_name(g.ab_dtype),
-         dtype_name(g.d_dtype), (long long)g.m, (long long)g.n,
-         (long long)g.k, int(batch), (long long)g.lda, (long long)g.ldb,
-         (long long)g.ldd);
+         dtype_name(g.d_dtype), (long long)g.m, (long long)g.n, (long long)g.k,
+         int(batch), (long long)g.lda, (long long)g.ldb, (long long)g.ldd);
   std::lock_guard<std::mutex> lock(mu);
   return plans->emplace(key, plan).first->second; // the first one stays
 }
@@ -420,8 +418,8 @@ template <class D>
 __global__ void __launch_bounds__(256) gemm_epilogue_kernel(EpilogueArgs a) {
   using A = scalar::opmath_t<D>;
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < a.total; i += step) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.total;
+       i += step) {
     int64_t col = i % a.n, t = i / a.n, row = t % a.m, e = t / a.m;
     D *d = static_cast<D *>(a.d) + e * a.stride_d + row * a.ldd + col;
     A v = a.read_d ? A(scalar::load(*d)) : A(0);
@@ -434,8 +432,8 @@ __global__ void __launch_bounds__(256) gemm_epilogue_kernel(EpilogueArgs a) {
   }
 }
 
-void launch_epilogue(const GemmArgs &g, int device, bool read_d,
-                     bool add_bias, bool apply_act) {
+void launch_epilogue(const GemmArgs &g, int device, bool read_d, bool add_bias,
+                     bool apply_act) {
   EpilogueArgs a{g.d,
                  g.ldd,
                  g.stride_d,
@@ -483,11 +481,12 @@ void cuda_gemm(const GemmArgs &g, Device dev) {
   const Plan &plan = find_plan(g, device, use_c, tf32, batch, lt);
   Descs ds;
   make_descs(g, plan.call, batch, ds);
+  void *ws = plan.workspace ? cuda_alloc(plan.workspace, device, kFn) : nullptr;
   cublasStatus_t s = lt_api().cublasLtMatmul(
       lt.handle, &ds.op, f64 ? (const void *)&alpha64 : &alpha32, g.b, &ds.a,
       g.a, &ds.b, f64 ? (const void *)&beta64 : &beta32, use_c ? g.c : g.d,
-      &ds.c, g.d, &ds.d, &plan.algo, lt.workspace, lt.workspace_bytes,
-      cudaStream_t(0));
+      &ds.c, g.d, &ds.d, &plan.algo, ws, plan.workspace, cudaStream_t(0));
+  cuda_free(ws, plan.workspace, device);
   lt_check(s, "cublasLtMatmul");
   rt::bump(rt::kLaunches);
   if (rt::log_enabled(rt::kLogKernels))

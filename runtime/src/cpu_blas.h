@@ -23,15 +23,15 @@ extern "C" {
 // Dimensions and leading dims fit in 32 bits (OpenBLAS's LP64 `blasint`);
 // the caller splits larger problems.
 struct KilnBlasTable {
-  int abi_version; // kKilnBlasAbi
+  int abi_version;    // kKilnBlasAbi
   const char *config; // openblas_get_config(): version, build, CPU core
   int parallel;       // openblas_get_parallel(): 0 for a serial build
   void (*sgemm)(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
                 const float *a, int lda, const float *b, int ldb, float beta,
                 float *c, int ldc);
   void (*dgemm)(bool trans_a, bool trans_b, int m, int n, int k, double alpha,
-                const double *a, int lda, const double *b, int ldb,
-                double beta, double *c, int ldc);
+                const double *a, int lda, const double *b, int ldb, double beta,
+                double *c, int ldc);
 };
 
 const KilnBlasTable *kiln_blas_table();

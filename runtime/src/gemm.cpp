@@ -56,8 +56,8 @@ static bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
 // A stored matrix of `rows` x `cols`: its leading dimension and batch
 // stride leave its rows (and, batched, its matrices) apart.
 static void check_matrix(const char *fn, const char *name, const void *p,
-                         int64_t rows, int64_t cols, int64_t ld,
-                         int64_t stride, int64_t batch, bool written) {
+                         int64_t rows, int64_t cols, int64_t ld, int64_t stride,
+                         int64_t batch, bool written) {
   if (rows > 0 && cols > 0 && !p)
     fail("%s: %s is null for a %lld x %lld matrix", fn, name, (long long)rows,
          (long long)cols);

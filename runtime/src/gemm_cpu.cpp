@@ -44,8 +44,8 @@ static const KilnBlasTable *load_cpu_blas(const char *fn) {
          "libkiln_rt (runtime/blas/, OpenBLAS from Debian's "
          "libopenblas-serial-dev) and must be installed beside it",
          fn, here.c_str(), why.c_str());
-  auto get = reinterpret_cast<const KilnBlasTable *(*)()>(
-      dlsym(h, "kiln_blas_table"));
+  auto get =
+      reinterpret_cast<const KilnBlasTable *(*)()>(dlsym(h, "kiln_blas_table"));
   const KilnBlasTable *t = get ? get() : nullptr;
   if (!t || t->abi_version != kKilnBlasAbi)
     fail("%s: %s is not the libkiln_blas.so of this libkiln_rt (ABI %d "
@@ -84,8 +84,8 @@ Operand<T> widen(const S *src, int64_t rows, int64_t cols, int64_t ld,
   int64_t nb = stride == 0 ? 1 : batch;
   buf.resize(size_t(nb * rows * cols));
   T *dst = buf.data();
-#pragma omp parallel for schedule(static) if (nb * rows * cols > 65536 &&   \
-                                                  !omp_in_parallel())
+#pragma omp parallel for schedule(static) if (nb * rows * cols > 65536 &&      \
+                                              !omp_in_parallel())
   for (int64_t r = 0; r < nb * rows; ++r) {
     const S *s = src + (r / rows) * stride + (r % rows) * ld;
     T *d = dst + r * cols;
@@ -100,11 +100,11 @@ void blas_gemm(const KilnBlasTable &blas, bool ta, bool tb, int64_t m,
                int64_t n, int64_t k, T alpha, const T *a, int64_t lda,
                const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {
   if constexpr (std::is_same_v<T, float>)
-    blas.sgemm(ta, tb, int(m), int(n), int(k), alpha, a, int(lda), b,
-               int(ldb), beta, c, int(ldc));
+    blas.sgemm(ta, tb, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
+               beta, c, int(ldc));
   else
-    blas.dgemm(ta, tb, int(m), int(n), int(k), alpha, a, int(lda), b,
-               int(ldb), beta, c, int(ldc));
+    blas.dgemm(ta, tb, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
+               beta, c, int(ldc));
 }
 
 // Blocks: enough for every thread, none below kMinBlock rows or columns,
@@ -151,7 +151,8 @@ template <class T, class D_> struct CpuGemm {
     // BLAS writes alpha * A @ B into a scratch tile of at most about
     // kScratch elements (rows at a time), the loop folds in the rest.
     thread_local std::vector<T> scratch;
-    const int64_t rows = std::max<int64_t>(16, kScratch / std::max<int64_t>(nb, 1));
+    const int64_t rows =
+        std::max<int64_t>(16, kScratch / std::max<int64_t>(nb, 1));
     for (int64_t r0 = 0; r0 < mb; r0 += rows) {
       const int64_t rb = std::min(rows, mb - r0);
       const T *acc = nullptr;
@@ -188,8 +189,8 @@ template <class T, class D_> struct CpuGemm {
 template <class T, class D_>
 void run(const GemmArgs &g, const KilnBlasTable &blas) {
   const char *fn = "kiln::rt::gemm";
-  if (g.k > INT_MAX || g.lda > INT_MAX || g.ldb > INT_MAX ||
-      g.ldd > INT_MAX || (g.c && g.ldc > INT_MAX))
+  if (g.k > INT_MAX || g.lda > INT_MAX || g.ldb > INT_MAX || g.ldd > INT_MAX ||
+      (g.c && g.ldc > INT_MAX))
     fail("%s: k %lld or a leading dimension is past OpenBLAS's 32-bit "
          "limit (%d)",
          fn, (long long)g.k, INT_MAX);
@@ -247,7 +248,8 @@ void run(const GemmArgs &g, const KilnBlasTable &blas) {
             (long long)g.n, (long long)g.k, (long long)g.batch,
             rt::epilogue_name(g.epilogue), g.bias ? "+bias" : "",
             (long long)tasks, threads);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+#pragma omp parallel for num_threads(threads)                                  \
+    schedule(dynamic, 1) if (threads > 1)
   for (int64_t t = 0; t < tasks; ++t) {
     int64_t e = t / (pm * pn), r = t % (pm * pn);
     int64_t i0 = (r / pn) * bm, j0 = (r % pn) * bn;

@@ -47,8 +47,8 @@ void check_defined(const char *fn, const char *name, const Tensor &t) {
 }
 
 // Two operands of one product: defined, one device, one floating dtype.
-void check_pair(const char *fn, const char *an, const Tensor &a,
-                const char *bn, const Tensor &b) {
+void check_pair(const char *fn, const char *an, const Tensor &a, const char *bn,
+                const Tensor &b) {
   check_defined(fn, an, a);
   check_defined(fn, bn, b);
   if (a.device() != b.device())
@@ -256,12 +256,12 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
   }
   Dims ba = leading(a2, 2), bb = leading(b2, 2), batch;
   if (!rt::broadcast_shapes({&ba, &bb}, batch))
-    fail("%s: batch dims %s and %s (of shapes %s and %s) do not broadcast",
-         fn, ba.str().c_str(), bb.str().c_str(), a.sizes().str().c_str(),
+    fail("%s: batch dims %s and %s (of shapes %s and %s) do not broadcast", fn,
+         ba.str().c_str(), bb.str().c_str(), a.sizes().str().c_str(),
          b.sizes().str().c_str());
   const int64_t m = a2.size(-2), n = b2.size(-1);
-  Tensor out = detail::empty_for(fn, concat(batch, {m, n}), a.dtype(),
-                                 a.device());
+  Tensor out =
+      detail::empty_for(fn, concat(batch, {m, n}), a.dtype(), a.device());
   product(a2, b2, out, 1, 0, Tensor());
   Dims result = batch;
   if (a.dim() > 1)

@@ -46,8 +46,7 @@ std::vector<int64_t> shape_of(const Dims &d) { return d.vec(); }
 int64_t broadcast_index(const std::vector<int64_t> &dst,
                         const std::vector<int64_t> &src, int64_t i) {
   int64_t idx = 0, mul = 1;
-  for (int d = int(dst.size()) - 1, s = int(src.size()) - 1; d >= 0;
-       --d, --s) {
+  for (int d = int(dst.size()) - 1, s = int(src.size()) - 1; d >= 0; --d, --s) {
     int64_t c = i % dst[d];
     i /= dst[d];
     if (s >= 0) {
@@ -69,7 +68,8 @@ Ref ref_matmul(const Tensor &a, const Tensor &b) {
   if (b1)
     bs.push_back(1);
   const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-  std::vector<int64_t> ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+  std::vector<int64_t> ab(as.begin(), as.end() - 2),
+      bb(bs.begin(), bs.end() - 2);
   size_t r = std::max(ab.size(), bb.size());
   ab.insert(ab.begin(), r - ab.size(), 1);
   bb.insert(bb.begin(), r - bb.size(), 1);
@@ -84,7 +84,8 @@ Ref ref_matmul(const Tensor &a, const Tensor &b) {
   out.v.assign(size_t(nbatch * m * n), 0.0);
   out.mag.assign(out.v.size(), 0.0);
   for (int64_t e = 0; e < nbatch; ++e) {
-    int64_t ea = broadcast_index(batch, ab, e), eb = broadcast_index(batch, bb, e);
+    int64_t ea = broadcast_index(batch, ab, e),
+            eb = broadcast_index(batch, bb, e);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double s = 0, g = 0;
@@ -110,8 +111,9 @@ Ref ref_matmul(const Tensor &a, const Tensor &b) {
 // r = alpha * r + beta * c (c broadcast to r's shape).
 void add_scaled(Ref &r, double alpha, const Tensor &c, double beta) {
   std::vector<double> cv = c.defined() ? values(c) : std::vector<double>();
-  std::vector<int64_t> dst = shape_of(r.shape), src =
-      c.defined() ? shape_of(c.sizes()) : std::vector<int64_t>();
+  std::vector<int64_t> dst = shape_of(r.shape),
+                       src = c.defined() ? shape_of(c.sizes())
+                                         : std::vector<int64_t>();
   for (size_t i = 0; i < r.v.size(); ++i) {
     r.v[i] *= alpha;
     r.mag[i] *= std::fabs(alpha);
@@ -191,11 +193,10 @@ protected:
   void SetUp() override {
     DeviceTest::SetUp();
     set_fill_uninitialized(true);
-    manual_seed(uint64_t(::testing::UnitTest::GetInstance()->random_seed()) *
-                    7919 +
-                std::hash<std::string>()(::testing::UnitTest::GetInstance()
-                                             ->current_test_info()
-                                             ->name()));
+    manual_seed(
+        uint64_t(::testing::UnitTest::GetInstance()->random_seed()) * 7919 +
+        std::hash<std::string>()(
+            ::testing::UnitTest::GetInstance()->current_test_info()->name()));
   }
   void TearDown() override { set_fill_uninitialized(false); }
   Tensor randn_(Dims s, DType t = f32) { return randn(s, t, dev()); }
@@ -204,8 +205,8 @@ protected:
 // --- shapes, dtypes, layouts ---
 
 TEST_P(Matmul, TwoDimEveryDtypeOddShapes) {
-  const int64_t shapes[][3] = {{1, 1, 1},  {7, 1, 33},   {33, 7, 1},
-                               {1, 4097, 7}, {4097, 7, 33}, {33, 33, 33},
+  const int64_t shapes[][3] = {{1, 1, 1},     {7, 1, 33},    {33, 7, 1},
+                               {1, 4097, 7},  {4097, 7, 33}, {33, 33, 33},
                                {64, 128, 96}, {7, 33, 4097}};
   for (DType t : kFloats)
     for (auto &s : shapes) {
@@ -228,8 +229,8 @@ TEST_P(Matmul, TransposedAndSlicedOperandsNeedNoCopy) {
     expect_matches(c, ref_matmul(at, bt), "transposed " + label(at, bt));
     // Slices: leading dimensions past the row length, offset starts.
     Tensor big = randn_({50, 70}, t);
-    Tensor as = big.slice(0, 3, 10).slice(1, 5, 38);  // 7 x 33, ld 70
-    Tensor bs = big.slice(0, 11, 44).slice(1, 1, 6);  // 33 x 5, ld 70
+    Tensor as = big.slice(0, 3, 10).slice(1, 5, 38); // 7 x 33, ld 70
+    Tensor bs = big.slice(0, 11, 44).slice(1, 1, 6); // 33 x 5, ld 70
     reset_stats();
     c = matmul(as, bs);
     EXPECT_EQ(launches(), 1u) << "sliced operands were copied";
@@ -241,7 +242,8 @@ TEST_P(Matmul, TransposedAndSlicedOperandsNeedNoCopy) {
     EXPECT_EQ(launches(), 1u);
     expect_matches(c, ref_matmul(ast, bs), "sliced transposed");
     // Neither stride 1: copied to contiguous first (one more launch).
-    Tensor every2 = big.slice(1, 0, 66, 2).slice(0, 0, 7); // 7 x 33, strides (70, 2)
+    Tensor every2 =
+        big.slice(1, 0, 66, 2).slice(0, 0, 7); // 7 x 33, strides (70, 2)
     reset_stats();
     c = matmul(every2, bs);
     EXPECT_EQ(launches(), 2u) << "a copy, then the product";
@@ -308,8 +310,10 @@ TEST_P(Matmul, BatchedWithBroadcasting) {
 TEST_P(Matmul, EmptyDims) {
   for (DType t : kFloats) {
     reset_stats();
-    EXPECT_EQ(matmul(randn_({0, 7}, t), randn_({7, 5}, t)).sizes(), (Dims{0, 5}));
-    EXPECT_EQ(matmul(randn_({7, 3}, t), randn_({3, 0}, t)).sizes(), (Dims{7, 0}));
+    EXPECT_EQ(matmul(randn_({0, 7}, t), randn_({7, 5}, t)).sizes(),
+              (Dims{0, 5}));
+    EXPECT_EQ(matmul(randn_({7, 3}, t), randn_({3, 0}, t)).sizes(),
+              (Dims{7, 0}));
     EXPECT_EQ(matmul(randn_({0, 7, 3}, t), randn_({3, 5}, t)).sizes(),
               (Dims{0, 7, 5}));
     EXPECT_EQ(launches(), 0u) << "an empty result launches nothing";
@@ -386,13 +390,12 @@ TEST_P(Matmul, Addmm) {
     Tensor a = randn_({7, 33}, t), b = randn_({33, 5}, t);
     for (Dims cs : {Dims{5}, Dims{1, 5}, Dims{7, 1}, Dims{7, 5}, Dims{}}) {
       Tensor c = randn_(cs, t);
-      for (auto [beta, alpha] : {std::pair{1.0, 1.0}, std::pair{0.5, 2.0},
-                                 std::pair{-1.0, 0.25}}) {
+      for (auto [beta, alpha] :
+           {std::pair{1.0, 1.0}, std::pair{0.5, 2.0}, std::pair{-1.0, 0.25}}) {
         Ref ref = ref_matmul(a, b);
         add_scaled(ref, alpha, c, beta);
         expect_matches(addmm(c, a, b, beta, alpha), ref,
-                       "addmm c " + cs.str() + " beta " +
-                           std::to_string(beta));
+                       "addmm c " + cs.str() + " beta " + std::to_string(beta));
       }
     }
     // beta == 0: c is not read (NaN in it does not propagate).
@@ -409,8 +412,8 @@ TEST_P(Matmul, GemmEntryEpiloguesAndOutputs) {
   using rt::Epilogue;
   const int64_t m = 33, n = 7, k = 65;
   for (DType t : kFloats)
-    for (Epilogue e : {Epilogue::None, Epilogue::Relu, Epilogue::Gelu,
-                       Epilogue::GeluTanh})
+    for (Epilogue e :
+         {Epilogue::None, Epilogue::Relu, Epilogue::Gelu, Epilogue::GeluTanh})
       for (DType bias_t : {t, f32})
         for (bool f32_out : {false, true}) {
           if (f32_out && t != f16 && t != bf16)
@@ -446,8 +449,8 @@ TEST_P(Matmul, GemmEntryEpiloguesAndOutputs) {
           apply_act(ref, e);
           expect_matches(d, ref,
                          std::string("gemm ") + dtype_name(t) + "->" +
-                             dtype_name(out_t) + " bias " +
-                             dtype_name(bias_t) + " " + rt::epilogue_name(e));
+                             dtype_name(out_t) + " bias " + dtype_name(bias_t) +
+                             " " + rt::epilogue_name(e));
         }
 }
 
@@ -479,30 +482,35 @@ TEST_P(Matmul, GemmEntryChecksItsArguments) {
   bad([](rt::GemmArgs &h) { h.trans_a = true; },
       "leading dimension 3 of A is below its 4 columns");
   bad([](rt::GemmArgs &h) { h.d = nullptr; }, "D is null for a 4 x 5 matrix");
-  bad([](rt::GemmArgs &h) {
-    h.batch = 2;
-    h.stride_d = 10;
-  },
+  bad(
+      [](rt::GemmArgs &h) {
+        h.batch = 2;
+        h.stride_d = 10;
+      },
       "batch stride 10 of D is below one matrix's extent 20");
-  bad([](rt::GemmArgs &h) {
-    h.c = h.d;
-    h.beta = 1;
-    h.ldc = 6;
-  },
+  bad(
+      [](rt::GemmArgs &h) {
+        h.c = h.d;
+        h.beta = 1;
+        h.ldc = 6;
+      },
       "leading dimension 6 vs 5");
-  bad([](rt::GemmArgs &h) {
-    h.bias = h.a;
-    h.bias_dtype = i64;
-  },
+  bad(
+      [](rt::GemmArgs &h) {
+        h.bias = h.a;
+        h.bias_dtype = i64;
+      },
       "bias of dtype i64");
-  bad([](rt::GemmArgs &h) { h.epilogue = rt::Epilogue(9); }, "unknown epilogue 9");
+  bad([](rt::GemmArgs &h) { h.epilogue = rt::Epilogue(9); },
+      "unknown epilogue 9");
 }
 
 // --- errors of the eager ops ---
 
 TEST_P(Matmul, ErrorsSayWhatIsWrong) {
   Tensor a = randn_({2, 3}), b = randn_({4, 5});
-  EXPECT_KILN_ERROR(matmul(Tensor(), b), "kiln::matmul: a is an undefined tensor");
+  EXPECT_KILN_ERROR(matmul(Tensor(), b),
+                    "kiln::matmul: a is an undefined tensor");
   EXPECT_KILN_ERROR(matmul(a, b),
                     "kiln::matmul: shapes [2, 3] and [4, 5] cannot be "
                     "multiplied: a's last dim (3) must equal b's "
@@ -524,8 +532,9 @@ TEST_P(Matmul, ErrorsSayWhatIsWrong) {
   EXPECT_KILN_ERROR(matmul(a, randn_({3, 2}, f16)),
                     "a has dtype f32 and b has f16: both must have one dtype");
 
-  EXPECT_KILN_ERROR(bmm(a, randn_({3, 2})),
-                    "kiln::bmm: expected 3-D tensors, got shapes [2, 3] and [3, 2]");
+  EXPECT_KILN_ERROR(
+      bmm(a, randn_({3, 2})),
+      "kiln::bmm: expected 3-D tensors, got shapes [2, 3] and [3, 2]");
   EXPECT_KILN_ERROR(bmm(randn_({2, 2, 3}), randn_({3, 3, 4})),
                     "batch sizes 2 and 3 differ");
   EXPECT_KILN_ERROR(bmm(randn_({2, 2, 3}), randn_({2, 4, 4})),
@@ -533,12 +542,15 @@ TEST_P(Matmul, ErrorsSayWhatIsWrong) {
 
   EXPECT_KILN_ERROR(addmm(randn_({5}), randn_({2, 2, 3}), randn_({3, 5})),
                     "kiln::addmm: a and b must be 2-D");
-  EXPECT_KILN_ERROR(addmm(randn_({5}), a, b), "a's last dim (3) must equal b's first dim (4)");
-  EXPECT_KILN_ERROR(addmm(randn_({3}), a, randn_({3, 5})),
-                    "c of shape [3] does not broadcast to the result's shape [2, 5]");
+  EXPECT_KILN_ERROR(addmm(randn_({5}), a, b),
+                    "a's last dim (3) must equal b's first dim (4)");
+  EXPECT_KILN_ERROR(
+      addmm(randn_({3}), a, randn_({3, 5})),
+      "c of shape [3] does not broadcast to the result's shape [2, 5]");
   EXPECT_KILN_ERROR(addmm(randn_({5}, f64), a, randn_({3, 5})),
                     "c has dtype f64 and the operands f32");
-  EXPECT_KILN_ERROR(addmm(Tensor(), a, randn_({3, 5})), "c is an undefined tensor");
+  EXPECT_KILN_ERROR(addmm(Tensor(), a, randn_({3, 5})),
+                    "c is an undefined tensor");
 
   EXPECT_KILN_ERROR(linear(randn_({}), randn_({2, 3})),
                     "kiln::linear: x must have at least one dim");
@@ -547,8 +559,9 @@ TEST_P(Matmul, ErrorsSayWhatIsWrong) {
   EXPECT_KILN_ERROR(linear(a, randn_({5, 4})),
                     "x of shape [2, 3] and w of shape [5, 4] do not fit: x's "
                     "last dim (3) must equal w's last dim (4)");
-  EXPECT_KILN_ERROR(linear(a, randn_({5, 3}), randn_({4})),
-                    "b of shape [4] does not broadcast to the result's shape [2, 5]");
+  EXPECT_KILN_ERROR(
+      linear(a, randn_({5, 3}), randn_({4})),
+      "b of shape [4] does not broadcast to the result's shape [2, 5]");
   EXPECT_KILN_ERROR(linear(a, randn_({5, 3}), randn_({5}, bf16)),
                     "b has dtype bf16 and the operands f32");
   EXPECT_KILN_ERROR(linear(a.to(i64), randn_({5, 3}).to(i64)),
@@ -647,9 +660,9 @@ TEST_F(MatmulCuda, OperandsOnDifferentDevicesAreRefused) {
   EXPECT_KILN_ERROR(matmul(a, b),
                     "kiln::matmul: a is on cpu and b on cuda:0: both must be "
                     "on one device");
-  EXPECT_KILN_ERROR(linear(randn({2, 3}, f32, d), randn({4, 3}, f32, d),
-                           randn({4})),
-                    "b is on cpu and the operands on cuda:0");
+  EXPECT_KILN_ERROR(
+      linear(randn({2, 3}, f32, d), randn({4, 3}, f32, d), randn({4})),
+      "b is on cpu and the operands on cuda:0");
 }
 
 // After the first call of a shape, calls take no new CUDA memory beyond

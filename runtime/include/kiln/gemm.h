@@ -68,7 +68,7 @@ struct GemmArgs {
 
   double alpha = 1, beta = 0;
 
-  const void *bias = nullptr; // n elements, contiguous; null: none
+  const void *bias = nullptr;    // n elements, contiguous; null: none
   DType bias_dtype = DType::f32; // any floating dtype
   Epilogue epilogue = Epilogue::None;
 };

@@ -629,7 +629,7 @@ protected:
   }
   void TearDown() override {
     set_fill_uninitialized(false);
-    set_allow_tf32(false);
+    set_allow_tf32(rt::env_flag("KILN_ALLOW_TF32")); // as at start-up
   }
   Device d = Device::cuda(0);
 };
@@ -653,6 +653,19 @@ TEST_F(MatmulCuda, Tf32IsOffByDefault) {
               tf32);
   set_allow_tf32(false);
   EXPECT_EQ(values(matmul(a, b)).front(), 64.015625);
+}
+
+// KILN_ALLOW_TF32=1 turns the opt-in on at start-up
+// (scripts/gpu-matmul-check.sh runs this test so).
+TEST_F(MatmulCuda, Tf32FromTheEnvironment) {
+  if (!rt::env_flag("KILN_ALLOW_TF32"))
+    GTEST_SKIP() << "run with KILN_ALLOW_TF32=1";
+  EXPECT_TRUE(allow_tf32());
+  Tensor a = full({64, 64}, 1.0 + 0x1p-12, f32, d), b = ones({64, 64}, f32, d);
+  double v = values(matmul(a, b)).front();
+  EXPECT_NEAR(v, 64.015625, 64 * 0x1p-11);
+  std::printf("[ info ] KILN_ALLOW_TF32=1: %.9g (f32: 64.015625, TF32: 64)\n",
+              v);
 }
 
 TEST_F(MatmulCuda, OperandsOnDifferentDevicesAreRefused) {

@@ -5,6 +5,7 @@
 // runtime owns the CUDA driver and runtime.
 #pragma once
 
+#include <kiln/gemm.h>
 #include <kiln/kernel_abi.h>
 #include <kiln/stats.h>
 #include <kiln/tensor.h>

@@ -2,6 +2,7 @@
 // GPU to use, and every request for one says so.
 #include "../cuda_backend.h"
 #include "../detail.h"
+#include "../gemm_impl.h"
 #include "../reduce_programs.h"
 
 #include <kiln/rt.h>
@@ -51,6 +52,10 @@ void cuda_fill(void *, DType, double, int64_t, int device, bool) {
 void cuda_reduce(const ReduceLaunch &l) {
   fail("kiln::%s: %s (cuda:%d requested)", reduce_kind_name(l.kind), kWhy,
        l.device);
+}
+
+void cuda_gemm(const rt::GemmArgs &, Device dev) {
+  fail("kiln::rt::gemm: %s (%s requested)", kWhy, dev.str().c_str());
 }
 
 } // namespace kiln::detail

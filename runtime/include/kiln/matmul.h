@@ -1,0 +1,43 @@
+// kiln/matmul.h - matrix products, eager on the CPU (OpenBLAS) and CUDA
+// (cuBLASLt), with PyTorch's semantics.
+//
+// dtypes f32, f16, bf16 and f64; both operands of one dtype, on one device;
+// the result has their dtype. f16/bf16 accumulate in f32. Integer and bool
+// tensors are refused (kiln::Error), as torch refuses them on CUDA.
+// Transposed and sliced operands are used in place where BLAS can read them
+// (a matrix whose last or second-to-last stride is 1, with a leading
+// dimension); other layouts are copied to contiguous first.
+#pragma once
+
+#include <kiln/tensor.h>
+
+namespace kiln {
+
+// torch.matmul: 1-D . 1-D is a dot product (a 0-d result); 2-D @ 2-D; a 1-D
+// operand gets a dim prepended (left) or appended (right) that the result
+// drops; N-D operands are batches of matrices whose batch dims broadcast.
+Tensor matmul(const Tensor &a, const Tensor &b);
+
+// torch.nn.functional.linear: x @ w^T + b. x is [..., in], w is [out, in]
+// (or [in]: the out dim is dropped); bias b is [out] or any shape that
+// broadcasts to the result; an undefined Tensor() for no bias.
+Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b = Tensor());
+
+// torch.bmm: [B, m, k] @ [B, k, n] -> [B, m, n], no broadcasting.
+Tensor bmm(const Tensor &a, const Tensor &b);
+
+// torch.addmm: beta * c + alpha * (a @ b) for 2-D a and b; c broadcasts to
+// [m, n]. With beta == 0, c is not read (NaN and inf in it do not
+// propagate), as in torch.
+Tensor addmm(const Tensor &c, const Tensor &a, const Tensor &b, double beta = 1,
+             double alpha = 1);
+
+// f32 products on CUDA use TF32 tensor cores (10-bit mantissa inputs, f32
+// accumulation) only when allowed: off by default, like torch's
+// torch.backends.cuda.matmul.allow_tf32 = False. KILN_ALLOW_TF32=1 in the
+// environment turns it on at start-up. No effect on the CPU, f16, bf16 or
+// f64.
+void set_allow_tf32(bool on);
+bool allow_tf32();
+
+} // namespace kiln

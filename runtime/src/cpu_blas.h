@@ -1,0 +1,47 @@
+// cpu_blas.h - what libkiln_rt asks of libkiln_blas.so (runtime/blas/): a
+// table of single-threaded GEMMs in cblas's row-major convention.
+//
+// libkiln_blas holds OpenBLAS's serial build, linked in statically with its
+// symbols hidden; libkiln_rt loads it from its own folder at the first CPU
+// GEMM (cpu_blas()) and spreads each GEMM over its own OpenMP threads. Why:
+// which variant Debian's libopenblas.so.0 is, is the alternatives system's
+// choice where the program runs (pthread, priority 100, is the default;
+// libopenblas-dev pulls libopenblas-pthread-dev). The pthread variant keeps
+// its own pool of busy-waiting threads beside the runtime's OpenMP pool,
+// and the openmp variant is built against GNU libgomp, which is the
+// runtime's own pool only when the runtime is built with g++ (clang builds
+// use LLVM's libomp): either way two pools can contend for the cores when
+// eager ops alternate. Here one pool (the runtime's) does all the work; a
+// user's own BLAS, of any variant, is left as it is; and libkiln_rt itself
+// stays small and loadable where OpenBLAS is absent.
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+
+// Dimensions and leading dims fit in 32 bits (OpenBLAS's LP64 `blasint`);
+// the caller splits larger problems.
+struct KilnBlasTable {
+  int abi_version;    // kKilnBlasAbi
+  const char *config; // openblas_get_config(): version, build, CPU core
+  int parallel;       // openblas_get_parallel(): 0 for a serial build
+  void (*sgemm)(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                const float *a, int lda, const float *b, int ldb, float beta,
+                float *c, int ldc);
+  void (*dgemm)(bool trans_a, bool trans_b, int m, int n, int k, double alpha,
+                const double *a, int lda, const double *b, int ldb, double beta,
+                double *c, int ldc);
+};
+
+const KilnBlasTable *kiln_blas_table();
+
+} // extern "C"
+
+inline constexpr int kKilnBlasAbi = 1;
+
+namespace kiln::detail {
+// The table, loaded once (thread-safe); throws kiln::Error naming `fn` and
+// what was looked for when libkiln_blas.so cannot be loaded.
+const KilnBlasTable &cpu_blas(const char *fn);
+} // namespace kiln::detail

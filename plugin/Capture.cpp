@@ -219,12 +219,7 @@ bool Capturer::exec_return(const ReturnStmt *s, Flow &flow) {
         return false;
       elems = t->elems;
     }
-    st.ret_nodes.clear();
-    for (const Value &e : elems)
-      st.ret_nodes.push_back(e.node);
-    st.ret_storages.clear();
-    for (const Value &e : elems)
-      st.ret_storages.push_back(e.storage);
+    st.ret_values = std::move(elems);
     break;
   }
   }

@@ -72,6 +72,9 @@ struct RegionOutput {
   Slot from;
   bool use_from = false;
   bool clone = false;
+  // Hand out that tensor's .contiguous(): the value is a contiguous() of a
+  // tensor from outside, itself or a copy as its layout decides.
+  bool contiguous = false;
 };
 
 // A scalar the region's statements leave behind, set again in C++ on the

@@ -61,6 +61,10 @@ struct Value {
   Kind kind = None;
   ir::NodeId node = -1; // Tensor; Scalar when known only at run time
   int storage = -1;     // Tensor: which storage it shares (State::storages)
+  // Tensor: a contiguous() of a tensor from outside the region, which is
+  // that tensor itself when it is contiguous and a copy otherwise: it is
+  // handed out as `tensor.contiguous()` (RegionOutput::contiguous).
+  bool contiguous = false;
   std::optional<APValue> known; // Scalar known at compile time
   QualType type;                // Scalar: its C++ type
   std::vector<Value> elems;     // Tuple
@@ -78,8 +82,7 @@ struct Value {
 struct Storage {
   enum Kind : uint8_t {
     Fresh,  // made in the region: only the region's names see it
-    Input,  // came from outside through `slot`
-    Unknown // may or may not be shared (contiguous(), say)
+    Input   // came from outside through `slot`
   };
   Kind kind = Fresh;
   SlotId slot = -1;
@@ -140,8 +143,7 @@ struct State {
   bool abandoned = false;
   Failure abandon;
   ReturnKind ret = ReturnKind::None;
-  std::vector<ir::NodeId> ret_nodes;
-  std::vector<int> ret_storages;
+  std::vector<Value> ret_values; // the returned tensors
   int num_ops = 0;
 };
 

@@ -450,11 +450,17 @@ std::optional<Value> Capturer::tensor_method(const CXXMemberCallExpr *c) {
     std::optional<Value> v = tensor(obj);
     if (!v)
       return std::nullopt;
-    // clone() copies; contiguous() returns its object when it is contiguous
-    // already, so who shares its storage is unknown.
-    return Value::tensor(v->node, fresh_storage(name == "clone"
-                                                    ? Storage{}
-                                                    : Storage{Storage::Unknown, -1}));
+    if (name == "clone")
+      return Value::tensor(v->node, fresh_storage());
+    // contiguous() returns its object when it is contiguous already, as
+    // PyTorch's does: a tensor the region made is (ops write fresh
+    // contiguous tensors), so it is the same tensor. One from outside may
+    // be either: it keeps sharing the storage (an in-place update of
+    // either name then stays eager), and is handed out as
+    // `x.contiguous()`, which decides at run time.
+    if (st.storages[v->storage].kind == Storage::Input)
+      v->contiguous = true;
+    return v;
   }
   if (name == "item")
     return fail_value(c->getExprLoc(), "'item()' reads a tensor's data on the "
@@ -518,6 +524,11 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
                 what + " on '" + name +
                     "', whose dtype may differ from the result's, is not "
                     "supported yet");
+  if (cur->contiguous)
+    return fail(oc->getOperatorLoc(),
+                what + " on '" + name + "', a contiguous() of a tensor from "
+                "outside the region (that tensor or a copy of it), is not "
+                "supported yet");
   Storage storage = st.storages[cur->storage];
   ir::NodeId m = add_op(*op, {cur->node, *rhs}, oc->getOperatorLoc());
   switch (storage.kind) {
@@ -550,11 +561,6 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
     st.copy_back.insert(*id);
     return true;
   }
-  case Storage::Unknown:
-    return fail(oc->getOperatorLoc(),
-                what + " on '" + name +
-                    "', which may share storage (a result of contiguous()), "
-                    "is not supported yet");
   }
   return true;
 }

@@ -542,6 +542,7 @@ bool Planner::finalize(const std::vector<State> &states,
             (it != output_storage.end() && it->second != v.storage))
           o.clone = true;
       }
+      o.contiguous = v.contiguous;
       output_storage.try_emplace(v.node, v.storage);
       spec.outputs.push_back(o);
       spec.graph.outputs.push_back(v.node);
@@ -558,7 +559,7 @@ bool Planner::finalize(const std::vector<State> &states,
       bool in_place = st.copy_back.count(id) > 0;
       // Written back to what it held at the start: nothing to do.
       if (!in_place && s.kind == Storage::Input && s.slot == id &&
-          spec.graph.nodes[v.node].op == ir::Op::Input)
+          spec.graph.nodes[v.node].op == ir::Op::Input && !v.contiguous)
         continue;
       RegionOutput o;
       o.kind = in_place ? RegionOutput::CopyInto : RegionOutput::Assign;
@@ -566,10 +567,10 @@ bool Planner::finalize(const std::vector<State> &states,
       add_output(o, v, id);
     }
     if (spec.ret == ReturnKind::Value)
-      for (size_t k = 0; k < st.ret_nodes.size(); ++k) {
+      for (const Value &v : st.ret_values) {
         RegionOutput o;
         o.kind = RegionOutput::Return;
-        add_output(o, Value::tensor(st.ret_nodes[k], st.ret_storages[k]), -1);
+        add_output(o, v, -1);
       }
     // Scalars the region leaves behind are computed again in C++.
     for (const auto &[id, r] : st.replays) {
@@ -647,7 +648,8 @@ bool Planner::finalize(const std::vector<State> &states,
       s0.ret == ReturnKind::Value && s0.replays.empty() &&
       s0.distinct_objects.empty() && s0.distinct_storage.empty() &&
       llvm::all_of(s0.outputs, [](const RegionOutput &o) {
-        return o.kind == RegionOutput::Return && !o.use_from && !o.clone;
+        return o.kind == RegionOutput::Return && !o.use_from && !o.clone &&
+               !o.contiguous;
       });
   return true;
 }

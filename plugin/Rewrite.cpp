@@ -339,6 +339,8 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
     Expr *value = o.use_from ? slot_expr(o.from)
                   : o.clone  ? method(ref(outs[k]), "clone", {})
                              : move(ref(outs[k]));
+    if (o.contiguous)
+      value = method(value, "contiguous", {});
     if (o.kind == RegionOutput::Return) {
       returned.push_back(value);
       continue;
@@ -364,8 +366,9 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
   if (spec.ret == ReturnKind::Value) {
     if (returned.size() == 1 && is_kiln_tensor(fd_->getReturnType())) {
       const RegionOutput &o = spec.outputs.back();
-      success.push_back(ret(o.use_from || o.clone ? returned[0]
-                                                  : ref(outs.back())));
+      success.push_back(ret(o.use_from || o.clone || o.contiguous
+                                ? returned[0]
+                                : ref(outs.back())));
     } else {
       Expr *il = check(sema_.ActOnInitList(loc_, returned, loc_), "a return");
       success.push_back(ret(il));

@@ -185,14 +185,25 @@ def fmt_double(v):
     return r if ("." in r or "e" in r or "inf" in r or "nan" in r) else r + ".0"
 
 
-def render_expr(e):
+def discrete(e):
+    """An op whose result is discrete in a floating operand's value: a
+    comparison or an argmax (see the reference function, render_tu)."""
+    return (e.kind == "op" and POINTWISE.get(e.name, (0, ""))[1] == "COMPARE") or \
+        (e.kind == "reduce" and e.name == "argmax")
+
+
+def render_expr(e, ref=False):
+    """ref: the reference function's spelling, where the operands of
+    discrete ops are read through fuzz::rounded."""
     if e.kind == "var":
         return e.name
     if e.kind == "lit":
         return fmt_double(e.attrs["v"]) if e.attrs["t"] == "f64" else str(int(e.attrs["v"]))
     if e.kind == "undef":
         return "Tensor()"
-    a = [render_expr(x) for x in e.args]
+    a = [render_expr(x, ref) for x in e.args]
+    if ref and discrete(e):
+        a = [x if arg.kind == "lit" else "fuzz::rounded(%s)" % x for x, arg in zip(a, e.args)]
     if e.kind == "op":
         if e.attrs.get("operator") and e.name in OPERATORS:
             return "(%s %s %s)" % (a[0], OPERATORS[e.name], a[1])
@@ -233,46 +244,46 @@ def render_expr(e):
     raise ValueError(e.kind)
 
 
-def render_cond(c):
+def render_cond(c, ref=False):
     if c["kind"] == "bool":
         return c["param"]
     if c["kind"] == "cmp":
         return "%s %s %s" % (c["param"], c["op"], fmt_double(c["value"]) if isinstance(c["value"], float) else c["value"])
     if c["kind"] == "data":
-        return "%s > 0" % render_expr(c["expr"])
+        return "%s > 0" % render_expr(c["expr"], ref)
     raise ValueError(c)
 
 
-def render_stmts(stmts, ind, fn, out):
+def render_stmts(stmts, ind, fn, out, ref=False):
     p = "  " * ind
     for s in stmts:
         if s.kind == "decl":
-            out.append("%s%s %s = %s;" % (p, s.attrs.get("type", "Tensor"), s.name, render_expr(s.expr)))
+            out.append("%s%s %s = %s;" % (p, s.attrs.get("type", "Tensor"), s.name, render_expr(s.expr, ref)))
         elif s.kind == "alias":
-            out.append("%sTensor %s = %s;" % (p, s.name, render_expr(s.expr)))
+            out.append("%sTensor %s = %s;" % (p, s.name, render_expr(s.expr, ref)))
         elif s.kind == "assign" or s.kind == "out":
             if s.attrs.get("copy"):
-                out.append("%s%s.copy_(%s);" % (p, s.name, render_expr(s.expr)))
+                out.append("%s%s.copy_(%s);" % (p, s.name, render_expr(s.expr, ref)))
             else:
-                out.append("%s%s = %s;" % (p, s.name, render_expr(s.expr)))
+                out.append("%s%s = %s;" % (p, s.name, render_expr(s.expr, ref)))
         elif s.kind == "compound":
-            out.append("%s%s %s %s;" % (p, s.name, s.attrs["op"], render_expr(s.expr)))
+            out.append("%s%s %s %s;" % (p, s.name, s.attrs["op"], render_expr(s.expr, ref)))
         elif s.kind == "log":
             out.append("%sfuzz_opaque_log(%s);" % (p, s.name))
         elif s.kind == "if":
-            out.append("%sif (%s) {" % (p, render_cond(s.attrs["cond"])))
-            render_stmts(s.body, ind + 1, fn, out)
+            out.append("%sif (%s) {" % (p, render_cond(s.attrs["cond"], ref)))
+            render_stmts(s.body, ind + 1, fn, out, ref)
             if s.orelse:
                 out.append("%s} else {" % p)
-                render_stmts(s.orelse, ind + 1, fn, out)
+                render_stmts(s.orelse, ind + 1, fn, out, ref)
             out.append("%s}" % p)
         elif s.kind == "for":
             n = s.attrs["count"]
             out.append("%sfor (int i%d = 0; i%d < %s; ++i%d) {" % (p, ind, ind, n, ind))
-            render_stmts(s.body, ind + 1, fn, out)
+            render_stmts(s.body, ind + 1, fn, out, ref)
             out.append("%s}" % p)
         elif s.kind == "return":
-            a = [render_expr(x) for x in s.body]
+            a = [render_expr(x, ref) for x in s.body]
             if fn.ret == "tensor":
                 out.append("%sreturn %s;" % (p, a[0]))
             elif fn.ret == "void":
@@ -293,21 +304,37 @@ def param_decl(p):
             "double": "double ", "int": "int ", "bool": "bool "}[p.kind] + p.name
 
 
-def render_function(fn, options=""):
-    attr = "[[kiln::compile%s]]" % ('("%s")' % options if options else "")
-    lines = ["%s %s %s(%s) {" % (attr, RET_TYPES[fn.ret], fn.name,
-                                 ", ".join(param_decl(p) for p in fn.params))]
-    render_stmts(fn.body, 1, fn, lines)
+def render_function(fn, options="", ref=False):
+    attr = "static" if ref else "[[kiln::compile%s]]" % ('("%s")' % options if options else "")
+    lines = ["%s %s %s%s(%s) {" % (attr, RET_TYPES[fn.ret], fn.name, "_ref" if ref else "",
+                                   ", ".join(param_decl(p) for p in fn.params))]
+    render_stmts(fn.body, 1, fn, lines, ref)
     lines.append("}")
     return "\n".join(lines)
+
+
+def has_discrete(fn):
+    def in_expr(e):
+        return e is not None and isinstance(e, E) and (discrete(e) or any(in_expr(a) for a in e.args))
+
+    def in_stmts(stmts):
+        for s in stmts:
+            cond = s.attrs.get("cond") if s.kind == "if" else None
+            if in_expr(s.expr) or any(in_expr(x) for x in (s.body if s.kind == "return" else [])) or \
+                    (cond and cond.get("kind") == "data" and in_expr(cond["expr"])) or \
+                    (s.kind != "return" and (in_stmts(s.body) or in_stmts(s.orelse))):
+                return True
+        return False
+    return in_stmts(fn.body)
 
 
 def dims_list(shapes):
     return ", ".join("kiln::Dims{%s}" % ", ".join(map(str, s)) for s in shapes)
 
 
-def render_case(fn):
-    lines = ["static fuzz::Outputs case_%s(fuzz::Env &e) {" % fn.name]
+def render_case(fn, ref=False):
+    suffix = "_ref" if ref else ""
+    lines = ["static fuzz::Outputs case_%s%s(fuzz::Env &e) {" % (fn.name, suffix)]
     args, touched = [], []
     for p in fn.params:
         if p.kind in ("tensor", "tensor_ref"):
@@ -327,7 +354,7 @@ def render_case(fn):
             conv = {"double": fmt_double, "int": lambda v: str(int(v)),
                     "bool": lambda v: "true" if v else "false"}[p.kind]
             args.append("(e.set() ? %s : %s)" % (conv(v1), conv(v0)))
-    call = "%s(%s)" % (fn.name, ", ".join(args))
+    call = "%s%s(%s)" % (fn.name, suffix, ", ".join(args))
     if fn.ret == "void":
         lines.append("  %s;" % call)
         lines.append("  return {%s};" % ", ".join(touched))
@@ -357,9 +384,18 @@ def render_tu(fns, seed, options=""):
         out.append("")
         out.append(render_case(fn))
         out.append("")
+        # The reference of discrete results (fuzz_harness.h, compare()):
+        # the eager body with the operands of comparisons and argmax
+        # rounded to the inputs' dtype in the float64 run.
+        if has_discrete(fn):
+            out.append(render_function(fn, options, ref=True))
+            out.append("")
+            out.append(render_case(fn, ref=True))
+            out.append("")
     out.append("static const fuzz::Case kCases[] = {")
     for fn in fns:
-        out.append('    {"%s", case_%s, %dull},' % (fn.name, fn.name, input_seed(fn)))
+        ref = ", case_%s_ref" % fn.name if has_discrete(fn) else ""
+        out.append('    {"%s", case_%s, %dull%s},' % (fn.name, fn.name, input_seed(fn), ref))
     out.append("};")
     out.append("int main(int argc, char **argv) {")
     out.append("  return fuzz::main(argc, argv, kCases, %d);" % len(fns))

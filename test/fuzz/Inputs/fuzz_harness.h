@@ -8,6 +8,9 @@
 //   compiled  fast paths on (what the plugin made),
 //   eager     fast paths off (the original body: the specification),
 //   float64   fast paths off, floating inputs as f64 (the arbiter),
+// and, where compiled and eager disagree on a discrete result (a
+// comparison, an argmax) and float64 sides with eager, the case's
+// reference (see compare()),
 // for two input sets (other sizes, the same ranks), and prints one line per
 // case that kiln_fuzz.py reads:
 //   CASE <k> BEGIN <name>
@@ -32,7 +35,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // Graph breaks: calls the capture cannot see into (fuzz_opaque.cpp).
@@ -43,13 +48,48 @@ namespace fuzz {
 
 using Outputs = std::vector<kiln::Tensor>;
 
+namespace detail {
+// The dtype fuzz::rounded() rounds f64 tensors to: the coarsest floating
+// dtype of the inputs of the reference run; f64 (none) otherwise.
+inline kiln::DType g_round_to = kiln::DType::f64;
+
+inline int mantissa_bits(kiln::DType dt) {
+  switch (dt) {
+  case kiln::DType::bf16:
+    return 8;
+  case kiln::DType::f16:
+    return 11;
+  case kiln::DType::f32:
+    return 24;
+  default:
+    return 53;
+  }
+}
+} // namespace detail
+
+// In the reference function, the operands of comparisons and argmax: in
+// the float64 run, rounded to the dtype they have in the eager run.
+inline kiln::Tensor rounded(const kiln::Tensor &t) {
+  if (!t.defined() || t.dtype() != kiln::DType::f64 ||
+      detail::g_round_to == kiln::DType::f64)
+    return t;
+  return t.to(detail::g_round_to).to(kiln::DType::f64);
+}
+template <class S>
+  requires std::is_arithmetic_v<S>
+S rounded(S s) {
+  return s;
+}
+
 // Inputs of one run: the same values for a given (seed, set), whichever
 // way the case runs; floating tensors as f64 for the float64 run.
 class Env {
 public:
-  Env(uint64_t seed, int set, kiln::Device dev, bool f64)
+  // reference: the inputs of a reference run, which set what
+  // fuzz::rounded() rounds to.
+  Env(uint64_t seed, int set, kiln::Device dev, bool f64, bool reference = false)
       : state_(seed * 0x9E3779B97F4A7C15ull + uint64_t(set) + 1), set_(set),
-        dev_(dev), f64_(f64) {}
+        dev_(dev), f64_(f64), reference_(reference) {}
 
   int set() const { return set_; }
 
@@ -65,8 +105,12 @@ public:
     for (double &x : v)
       x = draw(dt, dist);
     kiln::Tensor t = kiln::from_vector(v, shape).to(dt);
-    if (f64_ && kiln::is_floating(dt))
+    if (f64_ && kiln::is_floating(dt)) {
       t = t.to(kiln::DType::f64);
+      if (reference_ &&
+          detail::mantissa_bits(dt) < detail::mantissa_bits(detail::g_round_to))
+        detail::g_round_to = dt;
+    }
     return t.to(dev_);
   }
   // An out-parameter's starting value: a small tensor the call replaces.
@@ -104,12 +148,17 @@ private:
   int set_;
   kiln::Device dev_;
   bool f64_;
+  bool reference_;
 };
 
 struct Case {
   const char *name;
   Outputs (*run)(Env &);
   uint64_t seed; // of the inputs
+  // The same body, not compiled, reading the operands of comparisons and
+  // argmax through fuzz::rounded (kiln_fuzz.py writes it where the body
+  // has such ops).
+  Outputs (*reference)(Env &) = nullptr;
 };
 
 struct Run {
@@ -121,18 +170,21 @@ struct Run {
   std::vector<int> same_as;  // the first earlier output sharing its storage
 };
 
+// reference: run the case's reference function (float64 only).
 inline Run run_once(const Case &c, uint64_t seed, int set, kiln::Device dev,
-                    bool compiled, bool f64) {
+                    bool compiled, bool f64, bool reference = false) {
   Run r;
   kiln::set_compiled_enabled(compiled);
   kiln::reset_stats();
+  detail::g_round_to = kiln::DType::f64; // the reference's inputs set it
   try {
-    Env e(seed, set, dev, f64);
-    r.outs = c.run(e);
+    Env e(seed, set, dev, f64, reference);
+    r.outs = (reference ? c.reference : c.run)(e);
   } catch (const std::exception &ex) {
     r.threw = true;
     r.what = ex.what();
   }
+  detail::g_round_to = kiln::DType::f64;
   r.stats = kiln::stats();
   kiln::set_compiled_enabled(true);
   for (size_t i = 0; i < r.outs.size(); ++i) {
@@ -172,15 +224,18 @@ inline double value_difference(const kiln::Tensor &got, const kiln::Tensor &want
 }
 
 // Elements where compiled and eager differ and compiled is not the
-// float64 value while eager is: for integer and bool results.
+// float64 value while eager is: for integer and bool results. With the
+// reference's result `ref`, compiled may also be that (see compare()).
 inline int64_t wrong_discrete(const kiln::Tensor &c, const kiln::Tensor &e,
-                              const kiln::Tensor &r) {
+                              const kiln::Tensor &r,
+                              const kiln::Tensor *ref = nullptr) {
   std::vector<double> cv = c.to_vector<double>(), ev = e.to_vector<double>();
   std::vector<double> rv = r.to_vector<double>();
+  std::vector<double> fv = ref ? ref->to_vector<double>() : std::vector<double>();
   int64_t bad = 0;
   for (size_t i = 0; i < cv.size(); ++i) {
     bool same = cv[i] == ev[i] || (std::isnan(cv[i]) && std::isnan(ev[i]));
-    if (!same && cv[i] != rv[i] && ev[i] == rv[i])
+    if (!same && cv[i] != rv[i] && ev[i] == rv[i] && (!ref || cv[i] != fv[i]))
       ++bad;
   }
   return bad;
@@ -191,7 +246,48 @@ struct Verdict {
   std::string detail;
 };
 
-inline Verdict compare(const Run &c, const Run &e, const Run &r) {
+// The reference run of a case, made when first needed.
+//
+// Why: a discrete result (a comparison, an argmax) of floating values
+// flips where values tie to within a rounding. Eager rounds every op to
+// its dtype; compiled code keeps f32 between ops and rounds an f16/bf16
+// operand of a comparison or argmax to its dtype (codegen's LowerElement:
+// so that thresholds and ties agree with eager where eager is exact); the
+// float64 run rounds nothing. Where eager's operand carries a rounding
+// error of earlier ops, compiled (reading the correctly rounded value) and
+// eager may tie differently, and float64, which sees no tie, sides with
+// whichever lands on its side by chance. The reference run (float64, the
+// operands of comparisons and argmax rounded to the inputs' dtype) is
+// what compiled code computes, without its f32 errors: compiled agreeing
+// with it is right too.
+class Reference {
+public:
+  Reference(const Case &c, uint64_t seed, int set, kiln::Device dev)
+      : c_(c), seed_(seed), set_(set), dev_(dev) {}
+  // Output i of the reference run, or null (no reference, it threw, or the
+  // output's shape differs from `like`'s).
+  const kiln::Tensor *output(size_t i, const kiln::Tensor &like) {
+    if (!c_.reference)
+      return nullptr;
+    if (!run_) {
+      run_ = run_once(c_, seed_, set_, dev_, false, true, true);
+    }
+    if (run_->threw || i >= run_->outs.size() || !run_->outs[i].defined() ||
+        !(run_->outs[i].sizes() == like.sizes()))
+      return nullptr;
+    return &run_->outs[i];
+  }
+
+private:
+  const Case &c_;
+  uint64_t seed_;
+  int set_;
+  kiln::Device dev_;
+  std::optional<Run> run_;
+};
+
+inline Verdict compare(const Run &c, const Run &e, const Run &r,
+                       Reference *reference = nullptr) {
   char buf[512];
   if (c.threw != e.threw) {
     std::snprintf(buf, sizeof buf, "compiled %s, eager %s",
@@ -241,8 +337,9 @@ inline Verdict compare(const Run &c, const Run &e, const Run &r) {
       int64_t bad = 0;
       if (kiln::force_guard_failure())
         bad = value_difference(ct, et) != 0;
-      else if (rt)
-        bad = wrong_discrete(ct, et, *rt);
+      else if (rt && (bad = wrong_discrete(ct, et, *rt)) && reference)
+        if (const kiln::Tensor *ft = reference->output(i, ct))
+          bad = wrong_discrete(ct, et, *rt, ft);
       else if (value_difference(ct, et) != 0)
         bad = 1;
       if (bad) {
@@ -311,7 +408,8 @@ inline int main(int argc, char **argv, const Case *cases, int n) {
       total.compiled_calls += c.stats.compiled_calls;
       total.fallback_calls += c.stats.fallback_calls;
       total.guard_failures += c.stats.guard_failures;
-      v = compare(c, e, r);
+      Reference reference(cases[k], s, set, dev);
+      v = compare(c, e, r, &reference);
       if (!v.kind && kiln::force_guard_failure() && c.stats.compiled_calls)
         v = {"forced", "a fast path ran with every guard made to fail"};
     }

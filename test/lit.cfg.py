@@ -10,7 +10,7 @@ import lit.formats
 config.name = "Kiln"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".kir", ".cpp"]
-config.excludes = ["Inputs", "unit", "CMakeLists.txt"]
+config.excludes = ["Inputs", "unit", "package", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 

@@ -5,6 +5,7 @@
 // runtime owns the CUDA driver and runtime.
 #pragma once
 
+#include <kiln/export.h>
 #include <kiln/kernel_abi.h>
 #include <kiln/stats.h>
 #include <kiln/tensor.h>
@@ -12,6 +13,7 @@
 #include <atomic>
 #include <initializer_list>
 
+KILN_API_BEGIN
 namespace kiln::rt {
 
 struct Dim3 {
@@ -86,3 +88,4 @@ void make_offset_calc(const Dims &out_sizes,
                       OffsetCalc<N> &calc);
 
 } // namespace kiln::rt
+KILN_API_END

@@ -5,6 +5,7 @@
 // strides and contiguity directly, so a guard check costs nanoseconds.
 #pragma once
 
+#include <kiln/export.h>
 #include <kiln/dtype.h>
 #include <kiln/kernel_abi.h>
 
@@ -18,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+KILN_API_BEGIN
 namespace kiln {
 
 // Thrown for bad input: shapes that do not broadcast, mixed devices,
@@ -211,3 +213,4 @@ void set_cuda_memory_limit(size_t bytes, int device = 0);
 void synchronize(Device d = Device::cuda()); // waits for the device's work
 
 } // namespace kiln
+KILN_API_END

@@ -237,13 +237,28 @@ std::string KilnConsumer::mangled_name(const FunctionDecl *fd) {
   return mangled;
 }
 
-// "__kiln_" + mangled name + "_" + a hash of (main file, graph): stable
-// across rebuilds, distinct across TUs.
+// "kiln_" + the function's name + "_" + a hash of (mangled name, graph):
+// readable in a profiler (its kernels are <symbol>_k0_f32_vec, ...),
+// distinct within the TU (overloads, regions), and a function of the
+// source alone. No path goes in: the same source built in another checkout
+// or folder gives the same names, hence the same .cu (an nvcc cache hit)
+// and the same object. TUs never collide: the generated definitions become
+// internal when linked into the TU (LinkHost.cpp), each TU loads its own
+// fatbin.
 std::string KilnConsumer::symbol_for(const FunctionDecl *fd,
                                      llvm::StringRef fingerprint) {
-  std::string mangled = mangled_name(fd);
-  std::string hash = Hasher().add(main_file_path()).add(fingerprint).hex(8);
-  return "__kiln_" + mangled + "_" + hash;
+  std::string readable;
+  for (char c : fd->getQualifiedNameAsString()) {
+    bool keep = llvm::isAlnum(c);
+    if (keep || (!readable.empty() && readable.back() != '_'))
+      readable += keep ? c : '_';
+    if (readable.size() >= 48)
+      break;
+  }
+  while (!readable.empty() && readable.back() == '_')
+    readable.pop_back();
+  std::string hash = Hasher().add(mangled_name(fd)).add(fingerprint).hex(8);
+  return "kiln_" + readable + "_" + hash;
 }
 
 void KilnConsumer::handle(FunctionDecl *fd) {
@@ -335,13 +350,13 @@ void KilnConsumer::finish() {
   std::string include_dir = kiln_include_dir(ci_, tensor_header_);
   std::string main = main_file_path();
 
-  // The file's name (for logs) and a hash of it and its functions.
+  // The file's name (for logs) and a hash of its functions' symbols, which
+  // depend on the source only (symbol_for), never on where it is.
   std::string stem = llvm::sys::path::stem(main).str();
   for (char &c : stem)
     if (!llvm::isAlnum(c) && c != '_')
       c = '_';
   Hasher id_hash;
-  id_hash.add(main);
   for (const codegen::FunctionCode &f : fns_)
     id_hash.add(f.symbol);
   std::string module_id = stem + "_" + id_hash.hex(12);

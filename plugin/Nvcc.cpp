@@ -1,5 +1,6 @@
 #include "Nvcc.h"
 
+#include "Cache.h"
 #include "Files.h"
 
 #include <llvm/ADT/SmallString.h>
@@ -143,7 +144,10 @@ FatbinResult build_fatbin(const std::string &nvcc, llvm::StringRef source,
   if (read_file(fatbin_path, cached) && !cached.empty()) {
     r.fatbin.assign(cached.begin(), cached.end());
     r.ok = r.cache_hit = true;
-    if (!llvm::sys::fs::exists(r.cu_path))
+    touch_cache_file(fatbin_path); // recently used: evicted last
+    if (llvm::sys::fs::exists(r.cu_path))
+      touch_cache_file(r.cu_path);
+    else
       (void)write_atomically(r.cu_path, source);
     return r;
   }

@@ -26,12 +26,14 @@ std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args) {
     args.nvcc = arg.str();
   else if (arg.consume_front("cache-dir="))
     args.cache_dir = arg.str();
+  else if (arg.consume_front("cache-size="))
+    args.cache_size = arg.str();
   else if (arg.consume_front("debug-dir="))
     args.debug_dir = arg.str();
   else
     return "unknown argument '" + arg.str() +
            "' (expected dump, remarks, cuda=off, nvcc=<path>, "
-           "cache-dir=<dir>, debug-dir=<dir>)";
+           "cache-dir=<dir>, cache-size=<size>, debug-dir=<dir>)";
   return "";
 }
 

@@ -26,6 +26,7 @@ struct PluginArgs {
   bool cuda = true;     // cuda=off: no kernels, no nvcc
   std::string nvcc;     // nvcc=<path>
   std::string cache_dir; // cache-dir=<dir>
+  std::string cache_size; // cache-size=<size> (Cache.h); "": $KILN_CACHE_SIZE
   // debug-dir=<dir>: the debug dump's folder (DebugDump.h); "" turns it off.
   // Unset: $KILN_DEBUG_DIR.
   std::optional<std::string> debug_dir;

@@ -6,6 +6,7 @@
 // only ever sees the rewritten body. At the end of the TU, for actions that
 // emit code, the TU's CUDA goes through nvcc and its host code through a
 // nested compile whose module is linked into this TU's.
+#include "Cache.h"
 #include "Capture.h"
 #include "CompileRegions.h"
 #include "DebugDump.h"
@@ -347,6 +348,16 @@ void KilnConsumer::finish() {
     llvm::sys::fs::create_directories(tmp);
     cache = std::string(tmp);
   }
+  // Whatever this build added to the cache, the cache ends within its limit.
+  bool wrote_cache = false;
+  auto bound_cache = llvm::make_scope_exit([&] {
+    std::string err;
+    uint64_t limit = cache_limit(args_.cache_size, err);
+    if (!err.empty())
+      diag_.warning(first_loc_, "kiln: " + err);
+    if (wrote_cache)
+      evict_cache(cache, limit);
+  });
   std::string include_dir = kiln_include_dir(ci_, tensor_header_);
   std::string main = main_file_path();
 
@@ -382,6 +393,7 @@ void KilnConsumer::finish() {
     if (args_.dump)
       llvm::errs() << "// kiln-dump: cuda " << main << "\n" << cu << "\n";
     FatbinResult fb = build_fatbin(nvcc_, cu, include_dir, cache);
+    wrote_cache |= !fb.cache_hit;
     if (!fb.ok) {
       diag_.error(first_loc_,
                   "kiln: nvcc failed on the generated CUDA code of this file "
@@ -397,9 +409,13 @@ void KilnConsumer::finish() {
     no_cuda_reason = "no CUDA kernels were generated for this function";
   }
 
-  // (b) Host code: compiled in-process, linked into this TU's module.
-  std::string host = codegen::host_translation_unit(fns_, fatbin, module_id,
-                                                    no_cuda_reason);
+  // (b) Host code: compiled in-process, linked into this TU's module. It
+  // embeds a stand-in for the fatbin, swapped for the bytes when linked.
+  std::vector<uint8_t> placeholder;
+  if (!fatbin.empty())
+    placeholder = fatbin_placeholder(fatbin);
+  std::string host = codegen::host_translation_unit(fns_, placeholder,
+                                                    module_id, no_cuda_reason);
   if (args_.dump)
     llvm::errs() << "// kiln-dump: host " << main << "\n" << host << "\n";
   if (dump_)
@@ -410,11 +426,19 @@ void KilnConsumer::finish() {
   std::string path = (src_dir + "/" + stem + "-" + Hasher().add(host).hex(16) +
                       ".kiln.cpp")
                          .str();
-  if (!llvm::sys::fs::exists(path))
-    (void)write_atomically(path, host); // for debuggers; compiled from memory
+  if (llvm::sys::fs::exists(path))
+    touch_cache_file(path);
+  else if (write_atomically(path, host).empty()) // for debuggers; compiled from memory
+    wrote_cache = true;
   llvm::SmallString<256> pch_dir(cache);
   llvm::sys::path::append(pch_dir, "pch");
-  HostModule hm = compile_host(ci_, path, host, include_dir, pch_dir);
+  llvm::SmallString<256> bitcode_dir(cache);
+  llvm::sys::path::append(bitcode_dir, "host");
+  HostModule hm = compile_host(ci_, path, host, include_dir, pch_dir, bitcode_dir);
+  wrote_cache |= hm.wrote_cache;
+  if (args_.remarks && hm.error.empty())
+    diag_.remark(first_loc_, hm.cache_hit ? "kiln: host code cache hit"
+                                          : "kiln: host code compiled; cached");
   if (!hm.error.empty()) {
     diag_.error(first_loc_, "kiln: the generated host code of this file did "
                             "not compile (a Kiln bug, please report it); "
@@ -422,7 +446,7 @@ void KilnConsumer::finish() {
     return;
   }
   link_into_tu(ci_, std::make_shared<const std::string>(std::move(hm.bitcode)),
-               path);
+               path, std::move(placeholder), std::move(fatbin));
 }
 
 // ---- the debug dump (DebugDump.h) ----

@@ -15,6 +15,7 @@
 #include "HostCompile.h"
 #include "Nvcc.h"
 #include "Options.h"
+#include "Remarks.h"
 #include "Rewrite.h"
 
 #include <kiln/passes/codegen.h>
@@ -105,8 +106,14 @@ public:
 class KilnConsumer : public ASTConsumer {
 public:
   KilnConsumer(CompilerInstance &ci, PluginArgs args)
-      : ci_(ci), args_(std::move(args)), diag_(ci.getDiagnostics()) {
+      : ci_(ci), args_(std::move(args)),
+        diag_(ci.getDiagnostics(), &args_.warnings) {
     complete_plugin_args(ci, args_);
+    // -fsave-optimization-record: remarks are made for the record whether
+    // or not they are printed.
+    bool record = !ci.getCodeGenOpts().OptRecordFile.empty();
+    diag_.route_remarks(args_.remarks, record ? &recorded_ : nullptr);
+    args_.remarks |= record;
     if (args_.cuda)
       nvcc_ = find_nvcc(args_.nvcc, nvcc_searched_);
     if (!args_.debug_dir->empty())
@@ -132,6 +139,10 @@ public:
 
   void HandleTranslationUnit(ASTContext &) override {
     auto write_dump = llvm::make_scope_exit([&] { write_debug_dump(); });
+    auto write_record = llvm::make_scope_exit([&] {
+      if (is_codegen_action(ci_))
+        record_remarks(ci_, std::move(recorded_));
+    });
     // By index: handling one may deserialize more.
     for (size_t i = 0; i < deserialized_.functions.size(); ++i)
       handle(const_cast<FunctionDecl *>(deserialized_.functions[i]));
@@ -189,6 +200,7 @@ private:
   std::unique_ptr<DebugDump> dump_; // null unless a debug dir was given
   CompileMemory memory_; // what rewritten functions were before
   std::vector<const FunctionDecl *> bodiless_; // annotated, seen without body
+  std::vector<RecordedRemark> recorded_; // for -fsave-optimization-record
 };
 
 std::string KilnConsumer::unsupported_kind(const FunctionDecl *fd) const {
@@ -284,8 +296,9 @@ void KilnConsumer::handle(FunctionDecl *fd) {
       diag_.error(loc, "kiln: cannot compile '" + name + "' with \"fullgraph\": " +
                            why);
     else
-      diag_.warning(loc, "kiln: cannot compile '" + name + "': " + why + "; '" +
-                             name + "' runs eagerly");
+      diag_.warning(WarningGroup::EagerFallback, loc,
+                    "kiln: cannot compile '" + name + "': " + why + "; '" +
+                        name + "' runs eagerly");
   };
 
   if (std::string why = unsupported_kind(fd); !why.empty())
@@ -329,13 +342,14 @@ void KilnConsumer::report_bodiless() {
     const FunctionDecl *def = fd->getDefinition();
     std::string name = fd->getQualifiedNameAsString();
     if (def && def->isDeleted())
-      diag_.warning(attr_loc, "kiln: '" + name + "' is marked "
-                              "[[kiln::compile]] but deleted; nothing is "
-                              "compiled");
+      diag_.warning(WarningGroup::Attribute, attr_loc,
+                    "kiln: '" + name + "' is marked [[kiln::compile]] but "
+                    "deleted; nothing is compiled");
     else if (!def && args_.remarks)
-      diag_.remark(attr_loc, "kiln: '" + name + "' is not defined in this "
-                             "file; [[kiln::compile]] takes effect where it "
-                             "is defined");
+      diag_.remark(attr_loc,
+                   "kiln: '" + name + "' is not defined in this file; "
+                   "[[kiln::compile]] takes effect where it is defined",
+                   name);
   }
 }
 
@@ -354,7 +368,7 @@ void KilnConsumer::finish() {
     std::string err;
     uint64_t limit = cache_limit(args_.cache_size, err);
     if (!err.empty())
-      diag_.warning(first_loc_, "kiln: " + err);
+      diag_.warning(WarningGroup::Config, first_loc_, "kiln: " + err);
     if (wrote_cache)
       evict_cache(cache, limit);
   });
@@ -382,7 +396,8 @@ void KilnConsumer::finish() {
     no_cuda_reason = "CUDA was turned off with -fplugin-arg-kiln-cuda=off "
                      "when this file was compiled";
   } else if (nvcc_.empty()) {
-    diag_.warning(first_loc_, "kiln: nvcc not found; CUDA kernels not built, "
+    diag_.warning(WarningGroup::NoCuda, first_loc_,
+                  "kiln: nvcc not found; CUDA kernels not built, "
                               "compiled functions run their CPU path only "
                               "(searched " + nvcc_searched_ + ")");
     no_cuda_reason = "nvcc was not found when this file was compiled";
@@ -505,7 +520,8 @@ void KilnConsumer::write_debug_dump() {
       !crash.empty())
     err = "internal error (a Kiln bug, please report it): " + crash;
   if (!err.empty())
-    diag_.warning({}, "kiln: cannot write the debug dump to '" +
+    diag_.warning(WarningGroup::Config, {},
+                  "kiln: cannot write the debug dump to '" +
                           *args_.debug_dir + "': " + err);
 }
 

@@ -24,6 +24,8 @@ std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args) {
     args.cuda = true;
   else if (arg.consume_front("nvcc="))
     args.nvcc = arg.str();
+  else if (arg.consume_front("arch="))
+    args.arch = arg.str();
   else if (arg.consume_front("cache-dir="))
     args.cache_dir = arg.str();
   else if (arg.consume_front("cache-size="))
@@ -39,7 +41,7 @@ std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args) {
     args.debug_dir = arg.str();
   else
     return "unknown argument '" + arg.str() +
-           "' (expected dump, remarks, cuda=off, nvcc=<path>, "
+           "' (expected dump, remarks, cuda=off, nvcc=<path>, arch=<list>, "
            "cache-dir=<dir>, cache-size=<size>, debug-dir=<dir>, "
            "W[no-][error=]<group>)";
   return "";

@@ -27,6 +27,7 @@ struct PluginArgs {
   bool remarks = false; // remarks: what was compiled, what stayed eager
   bool cuda = true;     // cuda=off: no kernels, no nvcc
   std::string nvcc;     // nvcc=<path>
+  std::string arch;     // arch=<list> (Nvcc.h: cuda_arch_flags); "": $KILN_CUDA_ARCH
   std::string cache_dir; // cache-dir=<dir>
   std::string cache_size; // cache-size=<size> (Cache.h); "": $KILN_CACHE_SIZE
   // W<option>: a Kiln warning group turned off, on, into an error

@@ -407,7 +407,26 @@ void KilnConsumer::finish() {
       dump_->set_tu_cuda(cu);
     if (args_.dump)
       llvm::errs() << "// kiln-dump: cuda " << main << "\n" << cu << "\n";
-    FatbinResult fb = build_fatbin(nvcc_, cu, include_dir, cache);
+    std::string arch_key, arch_error;
+    std::vector<std::string> arch =
+        cuda_arch_flags(args_.arch, arch_key, arch_error);
+    if (!arch_error.empty()) {
+      diag_.error(first_loc_, "kiln: " + arch_error);
+      return;
+    }
+    size_t kernels = 0;
+    for (const codegen::FunctionCode &f : fns_)
+      kernels += f.kernel_names.size();
+    // A cold build of the kernels takes seconds: say so while it runs.
+    auto progress = [&] {
+      diag_.progress(first_loc_,
+                   "kiln: compiling " + std::to_string(kernels) +
+                       " CUDA kernels of this file with nvcc for " + arch_key +
+                       "; later builds take them from the cache (" + cache +
+                       ")");
+    };
+    FatbinResult fb = build_fatbin(nvcc_, cu, include_dir, cache, arch,
+                                   arch_key, progress);
     wrote_cache |= !fb.cache_hit;
     if (!fb.ok) {
       diag_.error(first_loc_,

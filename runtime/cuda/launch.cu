@@ -70,7 +70,7 @@ void launch(KernelRef &k, Device dev, Dim3 grid, Dim3 block, void **args,
   cudaError_t e =
       cudaLaunchKernel(static_cast<const void *>(h), dim3(grid.x, grid.y, grid.z),
                        dim3(block.x, block.y, block.z), args, shared_bytes,
-                       cudaStream_t(0));
+                       detail::stream_of(dev.index));
   if (e == cudaSuccess)
     e = cudaGetLastError();
   if (e != cudaSuccess)

@@ -33,7 +33,8 @@ struct KernelRef {
   std::atomic<void *> handle{nullptr};
 };
 
-// Launches `k` on `dev` (on the runtime's stream for that device). args
+// Launches `k` on `dev`, on the calling thread's current stream for that
+// device (kiln/interop.h: the legacy default stream unless set). args
 // points at each kernel parameter, as for cudaLaunchKernel. Counts one
 // kernel launch; logs it under KILN_LOGS=kernels. Throws kiln::Error on a
 // CUDA error (including "no CUDA device").

@@ -71,6 +71,15 @@ struct Storage {
   size_t nbytes = 0;
   Device device;
   std::atomic<int> refs{1};
+  // CUDA memory from Kiln's allocator: the stream it was allocated for
+  // (its free list; kiln/interop.h). nullptr: the legacy default stream.
+  void *stream = nullptr;
+  // Memory Kiln did not allocate (from_blob, DLPack): when set, the last
+  // reference calls release(release_ctx) instead of freeing `data`; when
+  // `external` without release, the memory is the owner's to free.
+  bool external = false;
+  void (*release)(void *ctx) = nullptr;
+  void *release_ctx = nullptr;
   ~Storage();
   Storage(const Storage &) = delete;
   Storage &operator=(const Storage &) = delete;

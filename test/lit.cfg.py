@@ -97,3 +97,4 @@ config.substitutions.append(("%clangxx", cxx))
 config.substitutions.append(("%kiln_include", include))
 if config.kiln_have_cuda:
     config.substitutions.append(("%nvcc", config.cuda_compiler))
+    config.substitutions.append(("%cuda_include", config.cuda_include))

@@ -58,6 +58,7 @@ void launch(KernelRef &k, Device dev, Dim3 grid, Dim3 block, void **args,
   if (!dev.is_cuda())
     detail::fail("%s: kernel %s of %s: %s is not a CUDA device", kFn, k.name,
                  k.module ? k.module->label : "?", dev.str().c_str());
+  NvtxRange range(k.name);
   void *h = k.handle.load(std::memory_order_acquire);
   if (!h)
     h = resolve(k, dev);

@@ -41,6 +41,23 @@ struct KernelRef {
 void launch(KernelRef &k, Device dev, Dim3 grid, Dim3 block, void **args,
             unsigned shared_bytes = 0);
 
+// NVTX ranges (Nsight Systems), in the "kiln" domain: the runtime opens one
+// per eager op (named after the op) and per kernel launch, CUDA or CPU
+// (named after the kernel: kiln_<function>_<hash>_k0_f32_vec); generated
+// code one per compiled call (named after the user's function). With no
+// profiler attached a range costs a call and a branch; KILN_NVTX=0 turns
+// them off; a runtime built without the CUDA toolkit (where the NVTX
+// headers come from) has none.
+void nvtx_push(const char *name);
+void nvtx_pop();
+class NvtxRange {
+public:
+  explicit NvtxRange(const char *name) { nvtx_push(name); }
+  ~NvtxRange() { nvtx_pop(); }
+  NvtxRange(const NvtxRange &) = delete;
+  NvtxRange &operator=(const NvtxRange &) = delete;
+};
+
 // Multiprocessors of a CUDA device (cached).
 int multiprocessor_count(Device dev);
 

@@ -303,6 +303,7 @@ std::string bitcode_key(const CompilerInvocation &inv, llvm::StringRef text) {
   keyed.getPreprocessorOpts().clearRemappedFiles();
   Hasher h;
   h.add("kiln-host-bitcode-v1").add(getClangFullVersion()).add(text);
+  h.add(plugin_identity()); // what the plugin does to the module after
   keyed.generateCC1CommandLine([&](const llvm::Twine &arg) { h.add(arg.str()); });
   return h.hex(32);
 }

@@ -46,8 +46,10 @@ HostModule compile_host(clang::CompilerInstance &outer, llvm::StringRef path,
 // change when only the fatbin does.
 std::vector<uint8_t> fatbin_placeholder(const std::vector<uint8_t> &fatbin);
 
-// Links `bitcode` into the TU's module during the backend (pipeline start;
-// before the first pass when -disable-llvm-passes, as -save-temps uses),
+// Links `bitcode` into the TU's module during the backend (at the end of
+// the optimisation pipeline, since the nested compile optimised it; at its
+// start for an LTO pre-link; before the first pass when
+// -disable-llvm-passes, as -save-temps uses),
 // then gives the linked definitions internal linkage so that TUs never
 // collide. The constant that holds `placeholder` (when not empty) gets the
 // bytes of `fatbin` instead.

@@ -136,8 +136,19 @@ void link_into_tu(CompilerInstance &outer,
   // then is the first pass, and the module is linked just before it.
   if (no_pipeline)
     cg.VerifyModule = true;
-  cg.PassBuilderCallbacks.push_back([st, no_pipeline](llvm::PassBuilder &pb) {
-    pb.registerPipelineStartEPCallback(
+  // The generated code was optimised by its own compile (O2, vectorised):
+  // linked at the end of the TU's pipeline it goes straight to codegen
+  // instead of through the optimiser again (most of a warm build's cost).
+  // An LTO pre-link pipeline may not end that way: there it is linked at
+  // the start, as before (the pass is a no-op once linked).
+  bool lto = cg.PrepareForLTO || cg.PrepareForThinLTO;
+  cg.PassBuilderCallbacks.push_back([st, no_pipeline, lto](llvm::PassBuilder &pb) {
+    if (lto)
+      pb.registerPipelineStartEPCallback(
+          [st](llvm::ModulePassManager &mpm, llvm::OptimizationLevel) {
+            mpm.addPass(LinkPass{{}, st});
+          });
+    pb.registerOptimizerLastEPCallback(
         [st](llvm::ModulePassManager &mpm, llvm::OptimizationLevel) {
           mpm.addPass(LinkPass{{}, st});
         });

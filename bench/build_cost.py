@@ -1,4 +1,5 @@
-"""The plugin's added compile time for the examples: clang++-19 -c with the
+"""The plugin's added compile time for the examples (and
+bench/three_functions.cpp): clang++-19 -c with the
 Kiln plugin (cold: empty nvcc cache and PCH cache; warm: everything cached)
 against the same command without the plugin. Median of three runs each,
 wall clock. Writes JSON."""
@@ -15,6 +16,10 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--runs", type=int, default=3)
+ap.add_argument("--sources", nargs="*",
+                default=[os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                      "three_functions.cpp")],
+                help="more files to measure beside the examples")
 a = ap.parse_args()
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 cfg = os.path.join(a.build, "bin", "kiln-config")
@@ -34,8 +39,10 @@ def compile_time(src, with_plugin, cache):
 
 
 rows = []
-for ex in ["sin_plus_cos", "sin2_cos2", "seed_model", "gelu_tanh"]:
-    src = os.path.join(root, "examples", ex + ".cpp")
+examples = [os.path.join(root, "examples", ex + ".cpp")
+            for ex in ["sin_plus_cos", "sin2_cos2", "seed_model", "gelu_tanh"]]
+for src in examples + [os.path.abspath(s) for s in a.sources]:
+    ex = os.path.splitext(os.path.basename(src))[0]
     plain, cold, warm = [], [], []
     for _ in range(a.runs):
         plain.append(compile_time(src, False, "/nonexistent"))

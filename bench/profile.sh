@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine: Nsight Compute's speed-of-light figures for the
-# compiled kernels (names start with __kiln) of chosen kiln_bench workloads,
+# compiled kernels (names start with kiln_) of chosen kiln_bench workloads,
 # to say what bounds each one: DRAM (memory-bound, at the floor) or the SMs
 # (compute-bound: the floor is not reachable by moving fewer bytes).
 #   bash bench/profile.sh 'sin^2' '3x' 'small layer'
@@ -14,7 +14,7 @@ for w in "$@"; do
   safe="$(echo "$w" | tr -c 'A-Za-z0-9' '_')"
   # Skip the warm-up launches; profile one steady-state call's kernels.
   "$ncu" --csv --page details --section SpeedOfLight --section LaunchStats \
-    -k regex:__kiln --launch-skip 4 --launch-count 3 \
+    -k regex:^kiln_ --launch-skip 4 --launch-count 3 \
     "$root/.bench/kiln_bench" --only "$w" --reps 3 > "$out/ncu_$safe.csv" 2>"$out/ncu_$safe.err"
   python3 - "$w" "$out/ncu_$safe.csv" <<'PY'
 import csv, sys

@@ -265,7 +265,8 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
         if (single || req.opts.fullgraph)
           req.problem(where, why.str());
         else
-          req.diag.warning(where, "kiln: cannot compile region " +
+          req.diag.warning(WarningGroup::EagerFallback, where,
+                           "kiln: cannot compile region " +
                                       std::to_string(r.index) + " of '" +
                                       name + "': " + why.str() +
                                       "; it runs eagerly");
@@ -296,9 +297,10 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
     if (!reported && !plan.breaks.empty())
       req.problem(plan.breaks.front().loc, plan.breaks.front().reason);
     else if (!reported && req.args.remarks)
-      req.diag.remark(fd->getLocation(), "kiln: '" + name +
-                                             "' has no tensor ops to "
-                                             "compile; it runs as written");
+      req.diag.remark(fd->getLocation(),
+                      "kiln: '" + name + "' has no tensor ops to compile; it "
+                      "runs as written",
+                      name);
     return res;
   }
 
@@ -329,20 +331,31 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
     for (const codegen::FunctionCode &c : codes)
       for (const codegen::Remark &r : c.remarks)
         req.diag.remark(req.source_loc(r.loc, fd->getLocation()),
-                        "kiln: " + r.message);
+                        "kiln: " + r.message, name);
     size_t compiled = 0;
     for (const auto &s : symbols)
       compiled += !s.empty();
     for (const Break &s : plan.splits)
-      req.diag.remark(s.loc, "kiln: '" + name + "' is compiled as two "
-                             "regions from here: " + s.reason);
+      req.diag.remark(s.loc,
+                      "kiln: '" + name + "' is compiled as two regions "
+                      "from here: " + s.reason,
+                      name);
     for (const Break &b : plan.breaks)
-      req.diag.remark(b.loc, "kiln: graph break in '" + name + "': " +
-                                 b.reason + "; compiled " +
-                                 std::to_string(compiled) +
-                                 (compiled == 1 ? " region" : " regions") +
-                                 " around it");
+      if (!req.diag.shows(WarningGroup::GraphBreak)) // else a warning below
+        req.diag.remark(b.loc, "kiln: graph break in '" + name + "': " +
+                                   b.reason + "; compiled " +
+                                   std::to_string(compiled) +
+                                   (compiled == 1 ? " region" : " regions") +
+                                   " around it",
+                        name);
   }
+  // Off unless asked for (-fplugin-arg-kiln-Wgraph-break); as an error
+  // (-fplugin-arg-kiln-Werror=graph-break) it is "fullgraph" for every
+  // function of the file.
+  for (const Break &b : plan.breaks)
+    req.diag.warning(WarningGroup::GraphBreak, b.loc,
+                     "kiln: graph break in '" + name + "': " + b.reason +
+                         "; it runs eagerly between compiled regions");
   for (const codegen::FunctionSpec &s : specs)
     res.graphs.push_back(s.graph);
   res.codes = std::move(codes);

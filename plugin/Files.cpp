@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include <dlfcn.h>
+
 namespace kiln::plugin {
 
 struct Hasher::Impl {
@@ -93,6 +95,23 @@ bool read_file(llvm::StringRef path, std::string &out) {
     return false;
   out = (*buf)->getBuffer().str();
   return true;
+}
+
+const std::string &plugin_identity() {
+  static const std::string id = [] {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void *>(&plugin_identity), &info) ||
+        !info.dli_fname)
+      return std::string("unknown");
+    llvm::sys::fs::file_status st;
+    std::string id = info.dli_fname;
+    if (!llvm::sys::fs::status(id, st))
+      id += ";" + std::to_string(st.getSize()) + ";" +
+            std::to_string(
+                st.getLastModificationTime().time_since_epoch().count());
+    return id;
+  }();
+  return id;
 }
 
 } // namespace kiln::plugin

@@ -34,4 +34,8 @@ std::string write_atomically(llvm::StringRef path, llvm::StringRef data);
 // Reads a whole file; false if it cannot.
 bool read_file(llvm::StringRef path, std::string &out);
 
+// This plugin's build: the path, size and time of the loaded libkiln.so,
+// for cache keys of what the plugin itself makes.
+const std::string &plugin_identity();
+
 } // namespace kiln::plugin

@@ -2,6 +2,7 @@
 // #includes.
 #include "HostCompile.h"
 
+#include "Cache.h"
 #include "Files.h"
 
 #include <clang/Basic/DiagnosticOptions.h>
@@ -186,13 +187,17 @@ static void add_source(CompilerInvocation &inv, llvm::StringRef path,
 }
 
 // Runs `action` on a CompilerInstance for `inv` that shares the outer file
-// manager (saves looking up every header again); diagnostics go to `diags`.
+// manager (saves looking up every header again); diagnostics go to `diags`,
+// the files it reads to `deps` when given.
 static bool run_nested(CompilerInstance &outer,
                        std::shared_ptr<CompilerInvocation> inv,
-                       FrontendAction &action, std::string &diags) {
+                       FrontendAction &action, std::string &diags,
+                       std::shared_ptr<DependencyCollector> deps = nullptr) {
   llvm::raw_string_ostream os(diags); // outlives `nested`, which writes to it
   CompilerInstance nested(outer.getPCHContainerOperations());
   nested.setInvocation(inv);
+  if (deps)
+    nested.addDependencyCollector(deps);
   nested.createDiagnostics(
       new TextDiagnosticPrinter(os, &inv->getDiagnosticOpts()),
       /*ShouldOwnClient=*/true);
@@ -227,8 +232,8 @@ static std::string prelude_of(llvm::StringRef text) {
 // cannot be had.
 static std::string prelude_pch(CompilerInstance &outer,
                                const CompilerInvocation &inv,
-                               llvm::StringRef prelude,
-                               llvm::StringRef pch_dir) {
+                               llvm::StringRef prelude, llvm::StringRef pch_dir,
+                               bool &built) {
   if (prelude.empty() || pch_dir.empty())
     return "";
   CompilerInvocation keyed(inv);
@@ -241,13 +246,16 @@ static std::string prelude_pch(CompilerInstance &outer,
   keyed.generateCC1CommandLine([&](const llvm::Twine &arg) { h.add(arg.str()); });
   std::string key = h.hex(32);
   std::string pch = (pch_dir + "/prelude-" + key + ".pch").str();
-  if (llvm::sys::fs::exists(pch))
+  std::string header = (pch_dir + "/prelude-" + key + ".h").str();
+  if (llvm::sys::fs::exists(pch)) {
+    touch_cache_file(pch); // recently used: evicted last
+    touch_cache_file(header);
     return pch;
+  }
 
   if (llvm::sys::fs::create_directories(pch_dir))
     return "";
   auto gen = std::make_shared<CompilerInvocation>(inv);
-  std::string header = (pch_dir + "/prelude-" + key + ".h").str();
   gen->getFrontendOpts().Inputs.clear();
   gen->getFrontendOpts().Inputs.emplace_back(
       header, InputKind(Language::CXX).getHeader());
@@ -259,19 +267,100 @@ static std::string prelude_pch(CompilerInstance &outer,
     return "";
   GeneratePCHAction action;
   std::string diags;
+  built = true;
   if (!run_nested(outer, gen, action, diags) || !llvm::sys::fs::exists(pch))
     return "";
   return pch;
 }
 
+// ---- the nested compile's bitcode, cached ----
+//
+// <key>.bc under the cache's host/ folder, the key hashing the text, clang's
+// version and every option of the nested invocation; beside it <key>.deps
+// lists each file the compile read (the PCH and its headers included) with
+// its size and time, and a hit wants them all unchanged, as clang does of
+// a PCH's headers. Paths are kept as the compile saw them, so a relative
+// -I is looked up again from where the next build runs.
+
+namespace {
+struct EveryDependency : DependencyCollector {
+  bool needSystemDependencies() override { return true; }
+};
+
+// "<size> <mtime>" of a file, "" when it is not there.
+std::string file_stamp(llvm::StringRef path) {
+  llvm::sys::fs::file_status st;
+  if (llvm::sys::fs::status(path, st) ||
+      st.type() != llvm::sys::fs::file_type::regular_file)
+    return "";
+  return std::to_string(st.getSize()) + " " +
+         std::to_string(
+             st.getLastModificationTime().time_since_epoch().count());
+}
+
+std::string bitcode_key(const CompilerInvocation &inv, llvm::StringRef text) {
+  CompilerInvocation keyed(inv);
+  keyed.getPreprocessorOpts().clearRemappedFiles();
+  Hasher h;
+  h.add("kiln-host-bitcode-v1").add(getClangFullVersion()).add(text);
+  h.add(plugin_identity()); // what the plugin does to the module after
+  keyed.generateCC1CommandLine([&](const llvm::Twine &arg) { h.add(arg.str()); });
+  return h.hex(32);
+}
+
+bool cached_bitcode(const std::string &base, std::string &bitcode) {
+  std::string deps;
+  if (!read_file(base + ".deps", deps))
+    return false;
+  llvm::SmallVector<llvm::StringRef, 256> lines;
+  llvm::StringRef(deps).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines) {
+    // <size> <mtime> <path>
+    auto [size, rest] = line.split(' ');
+    auto [mtime, file] = rest.split(' ');
+    if (file_stamp(file) != (size + " " + mtime).str())
+      return false;
+  }
+  if (!read_file(base + ".bc", bitcode) || bitcode.empty())
+    return false;
+  touch_cache_file(base + ".bc"); // recently used: evicted last
+  touch_cache_file(base + ".deps");
+  return true;
+}
+
+// Keeps `bitcode` unless a file it was made of cannot be stamped. The
+// .deps goes last: a reader that finds it finds the .bc complete.
+bool keep_bitcode(const std::string &base, const std::string &bitcode,
+                  llvm::ArrayRef<std::string> deps, llvm::StringRef self) {
+  std::string list;
+  for (const std::string &d : deps) {
+    if (d == self)
+      continue; // the text itself, which the key holds
+    std::string stamp = file_stamp(d);
+    if (stamp.empty())
+      return false;
+    list += stamp + " " + d + "\n";
+  }
+  return write_atomically(base + ".bc", bitcode).empty() &&
+         write_atomically(base + ".deps", list).empty();
+}
+} // namespace
+
 HostModule compile_host(CompilerInstance &outer, llvm::StringRef path,
                         llvm::StringRef text, llvm::StringRef fallback_include,
-                        llvm::StringRef pch_dir) {
+                        llvm::StringRef pch_dir, llvm::StringRef bitcode_dir) {
   HostModule result;
   NestingGuard guard;
   std::shared_ptr<CompilerInvocation> inv =
       nested_invocation(outer, path, text, fallback_include);
-  std::string pch = prelude_pch(outer, *inv, prelude_of(text), pch_dir);
+  std::string base;
+  if (!bitcode_dir.empty() && !llvm::sys::fs::create_directories(bitcode_dir)) {
+    base = (bitcode_dir + "/" + bitcode_key(*inv, text)).str();
+    if ((result.cache_hit = cached_bitcode(base, result.bitcode)))
+      return result;
+  }
+  std::string pch = prelude_pch(outer, *inv, prelude_of(text), pch_dir,
+                                result.wrote_cache);
 
   for (bool use_pch : {true, false}) {
     if (use_pch && pch.empty())
@@ -282,7 +371,8 @@ HostModule compile_host(CompilerInstance &outer, llvm::StringRef path,
       attempt->getPreprocessorOpts().ImplicitPCHInclude = pch;
     EmitLLVMOnlyAction action;
     std::string diags;
-    bool ok = run_nested(outer, attempt, action, diags);
+    auto deps = std::make_shared<EveryDependency>();
+    bool ok = run_nested(outer, attempt, action, diags, deps);
     std::unique_ptr<llvm::Module> module = action.takeModule();
     if (!ok || !module) {
       // A stale PCH (its headers changed) fails to load: rebuild next time.
@@ -297,6 +387,9 @@ HostModule compile_host(CompilerInstance &outer, llvm::StringRef path,
     llvm::raw_string_ostream bc(result.bitcode);
     llvm::WriteBitcodeToFile(*module, bc);
     bc.flush();
+    if (!base.empty())
+      result.wrote_cache |=
+          keep_bitcode(base, result.bitcode, deps->getDependencies(), path);
     return result;
   }
   return result;

@@ -1,14 +1,17 @@
 #include "Nvcc.h"
 
+#include "Cache.h"
 #include "Files.h"
 
 #include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/ADT/StringSet.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
 #include <llvm/Support/Program.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace kiln::plugin {
@@ -112,26 +115,115 @@ static void hash_kiln_headers(llvm::StringRef source,
   }
 }
 
+// Where the NVIDIA driver lists this machine's GPUs: their models, as the
+// identity of "native".
+static std::string gpus_present() {
+  std::vector<std::string> models;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it("/proc/driver/nvidia/gpus", ec), end;
+       it != end && !ec; it.increment(ec)) {
+    std::string info;
+    if (read_file(it->path() + "/information", info))
+      models.push_back(llvm::StringRef(info).split('\n').first.str());
+  }
+  std::sort(models.begin(), models.end());
+  std::string all;
+  for (const std::string &m : models)
+    all += m + ";";
+  return all;
+}
+
+std::vector<std::string> cuda_arch_flags(llvm::StringRef spec,
+                                         std::string &key, std::string &error) {
+  std::string from = "-fplugin-arg-kiln-arch";
+  if (spec.empty()) {
+    std::optional<std::string> env = llvm::sys::Process::GetEnv("KILN_CUDA_ARCH");
+    if (env && !env->empty()) {
+      from = "KILN_CUDA_ARCH";
+      key = *env;
+    } else {
+      key = kDefaultCudaArch;
+    }
+  } else {
+    key = spec.str();
+  }
+  std::string list = key;
+  std::replace(list.begin(), list.end(), ';', ',');
+  llvm::SmallVector<llvm::StringRef, 8> items;
+  llvm::StringRef(list).split(items, ',', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> flags;
+  for (llvm::StringRef item : items) {
+    item = item.trim();
+    llvm::StringRef digits = item;
+    if (item == "native") {
+      std::string gpus = gpus_present();
+      if (gpus.empty()) {
+        error = from + "=native, but this machine has no NVIDIA GPU";
+        return {};
+      }
+      key += "|" + gpus;
+      flags.push_back("-arch=native");
+    } else if (digits.consume_front("sm_") && !digits.empty() &&
+               llvm::isDigit(digits[0])) {
+      flags.push_back("-gencode");
+      flags.push_back(("arch=compute_" + digits + ",code=sm_" + digits).str());
+    } else if (digits.consume_front("compute_") && !digits.empty() &&
+               llvm::isDigit(digits[0])) {
+      flags.push_back("-gencode");
+      flags.push_back(("arch=compute_" + digits + ",code=compute_" + digits).str());
+    } else {
+      error = from + "='" + key + "': '" + item.str() + "' is not sm_XX, "
+              "compute_XX or native (e.g. sm_80,sm_90,compute_90)";
+      return {};
+    }
+  }
+  if (flags.empty())
+    error = from + " is empty (e.g. sm_80,sm_90,compute_90)";
+  return flags;
+}
+
+// nvcc 12.8 and newer compress fatbins much harder with --compress-mode.
+static bool has_compress_mode(llvm::StringRef version) {
+  size_t at = version.find("release ");
+  if (at == llvm::StringRef::npos)
+    return false;
+  unsigned major = 0, minor = 0;
+  llvm::StringRef v = version.drop_front(at + 8);
+  if (v.consumeInteger(10, major) || !v.consume_front(".") ||
+      v.consumeInteger(10, minor))
+    return false;
+  return major > 12 || (major == 12 && minor >= 8);
+}
+
 FatbinResult build_fatbin(const std::string &nvcc, llvm::StringRef source,
                           const std::string &include_dir,
-                          const std::string &cache_root) {
+                          const std::string &cache_root,
+                          const std::vector<std::string> &arch_flags,
+                          llvm::StringRef arch_key,
+                          const std::function<void()> &before_nvcc) {
   FatbinResult r;
   std::string dir = cache_root + "/cuda";
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
     r.error = "cannot create the cache folder '" + dir + "': " + ec.message();
     return r;
   }
-  std::vector<std::string> flags = {
-      "-fatbin", "-O3", "-std=c++17",
-      "-gencode", "arch=compute_80,code=sm_80",
-      "-gencode", "arch=compute_90,code=[sm_90,compute_90]",
-      "-I" + include_dir};
+  std::string version = nvcc_version(nvcc, dir);
+  // --threads 0: the architectures in parallel, one thread per core.
+  std::vector<std::string> flags = {"-fatbin", "-O3", "-std=c++17",
+                                    "--threads", "0"};
+  flags.insert(flags.end(), arch_flags.begin(), arch_flags.end());
+  if (has_compress_mode(version))
+    flags.push_back("--compress-mode=size");
 
+  // The headers' contents go into the key, not where they are: another
+  // checkout or install of the same Kiln hits the same entries.
   Hasher h;
-  h.add("kiln-fatbin-v1").add(source);
+  h.add("kiln-fatbin-v2").add(source);
   for (const std::string &f : flags)
     h.add(f);
-  h.add(nvcc_version(nvcc, dir));
+  flags.push_back("-I" + include_dir);
+  h.add(arch_key);
+  h.add(version);
   llvm::StringSet<> seen;
   hash_kiln_headers(source, include_dir, h, seen);
   std::string key = h.hex(32);
@@ -143,7 +235,10 @@ FatbinResult build_fatbin(const std::string &nvcc, llvm::StringRef source,
   if (read_file(fatbin_path, cached) && !cached.empty()) {
     r.fatbin.assign(cached.begin(), cached.end());
     r.ok = r.cache_hit = true;
-    if (!llvm::sys::fs::exists(r.cu_path))
+    touch_cache_file(fatbin_path); // recently used: evicted last
+    if (llvm::sys::fs::exists(r.cu_path))
+      touch_cache_file(r.cu_path);
+    else
       (void)write_atomically(r.cu_path, source);
     return r;
   }
@@ -152,6 +247,8 @@ FatbinResult build_fatbin(const std::string &nvcc, llvm::StringRef source,
     r.error = err;
     return r;
   }
+  if (before_nvcc)
+    before_nvcc();
   llvm::SmallString<256> tmp;
   int fd = -1;
   if (llvm::sys::fs::createUniqueFile(base + ".fatbin.tmp-%%%%%%%%", fd, tmp)) {

@@ -24,23 +24,44 @@ std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args) {
     args.cuda = true;
   else if (arg.consume_front("nvcc="))
     args.nvcc = arg.str();
+  else if (arg.consume_front("arch="))
+    args.arch = arg.str();
   else if (arg.consume_front("cache-dir="))
     args.cache_dir = arg.str();
+  else if (arg.consume_front("cache-size="))
+    args.cache_size = arg.str();
+  else if (arg.starts_with("W")) {
+    WarningPolicy probe;
+    if (!probe.apply(arg.drop_front(), /*short_names=*/true))
+      return "unknown warning group in '" + arg.str() + "' (Kiln's groups: "
+             "kiln, eager-fallback, graph-break, no-cuda, attribute, config)";
+    args.warning_args.push_back(arg.drop_front().str());
+  }
   else if (arg.consume_front("debug-dir="))
     args.debug_dir = arg.str();
   else
     return "unknown argument '" + arg.str() +
-           "' (expected dump, remarks, cuda=off, nvcc=<path>, "
-           "cache-dir=<dir>, debug-dir=<dir>)";
+           "' (expected dump, remarks, cuda=off, nvcc=<path>, arch=<list>, "
+           "cache-dir=<dir>, cache-size=<size>, debug-dir=<dir>, "
+           "W[no-][error=]<group>)";
   return "";
 }
 
 void complete_plugin_args(const CompilerInstance &ci, PluginArgs &args) {
+  // -Rpass=<regex> both sets the pattern and enables the remark group
+  // "pass" (-fsave-optimization-record sets the patterns alone).
   const CodeGenOptions &cg = ci.getCodeGenOpts();
-  if (cg.OptimizationRemark.patternMatches("kiln") ||
-      cg.OptimizationRemarkMissed.patternMatches("kiln") ||
-      cg.OptimizationRemarkAnalysis.patternMatches("kiln"))
+  bool asked = false;
+  for (const std::string &r : ci.getDiagnosticOpts().Remarks)
+    asked |= r == "pass" || r == "pass-missed" || r == "pass-analysis";
+  if (asked && (cg.OptimizationRemark.patternMatches("kiln") ||
+                cg.OptimizationRemarkMissed.patternMatches("kiln") ||
+                cg.OptimizationRemarkAnalysis.patternMatches("kiln")))
     args.remarks = true;
+  for (const std::string &w : ci.getDiagnosticOpts().Warnings)
+    (void)args.warnings.apply(w);
+  for (const std::string &w : args.warning_args)
+    (void)args.warnings.apply(w, /*short_names=*/true);
   if (!args.debug_dir) {
     std::optional<std::string> env =
         llvm::sys::Process::GetEnv("KILN_DEBUG_DIR");

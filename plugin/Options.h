@@ -3,6 +3,8 @@
 // options.
 #pragma once
 
+#include "Warnings.h"
+
 #include <kiln/dtype.h>
 
 #include <llvm/ADT/StringRef.h>
@@ -25,7 +27,14 @@ struct PluginArgs {
   bool remarks = false; // remarks: what was compiled, what stayed eager
   bool cuda = true;     // cuda=off: no kernels, no nvcc
   std::string nvcc;     // nvcc=<path>
+  std::string arch;     // arch=<list> (Nvcc.h: cuda_arch_flags); "": $KILN_CUDA_ARCH
   std::string cache_dir; // cache-dir=<dir>
+  std::string cache_size; // cache-size=<size> (Cache.h); "": $KILN_CACHE_SIZE
+  // W<option>: a Kiln warning group turned off, on, into an error
+  // (Wno-eager-fallback, Werror=graph-break). `warnings` is what these and
+  // the command line's -W options for Kiln groups make (complete_plugin_args).
+  std::vector<std::string> warning_args;
+  WarningPolicy warnings;
   // debug-dir=<dir>: the debug dump's folder (DebugDump.h); "" turns it off.
   // Unset: $KILN_DEBUG_DIR.
   std::optional<std::string> debug_dir;
@@ -36,7 +45,8 @@ std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args);
 
 // What the rest of the command line and the environment add: remarks are
 // on with -Rpass=kiln (or -Rpass-missed / -Rpass-analysis matching "kiln"),
-// and debug_dir defaults to $KILN_DEBUG_DIR.
+// debug_dir defaults to $KILN_DEBUG_DIR, and the warning policy comes from
+// the -W options naming Kiln groups, then the W plugin arguments.
 void complete_plugin_args(const clang::CompilerInstance &ci, PluginArgs &args);
 
 // The options of one [[kiln::compile(...)]] function.

@@ -6,6 +6,7 @@
 // only ever sees the rewritten body. At the end of the TU, for actions that
 // emit code, the TU's CUDA goes through nvcc and its host code through a
 // nested compile whose module is linked into this TU's.
+#include "Cache.h"
 #include "Capture.h"
 #include "CompileRegions.h"
 #include "DebugDump.h"
@@ -14,6 +15,7 @@
 #include "HostCompile.h"
 #include "Nvcc.h"
 #include "Options.h"
+#include "Remarks.h"
 #include "Rewrite.h"
 
 #include <kiln/passes/codegen.h>
@@ -104,8 +106,14 @@ public:
 class KilnConsumer : public ASTConsumer {
 public:
   KilnConsumer(CompilerInstance &ci, PluginArgs args)
-      : ci_(ci), args_(std::move(args)), diag_(ci.getDiagnostics()) {
+      : ci_(ci), args_(std::move(args)),
+        diag_(ci.getDiagnostics(), &args_.warnings) {
     complete_plugin_args(ci, args_);
+    // -fsave-optimization-record: remarks are made for the record whether
+    // or not they are printed.
+    bool record = !ci.getCodeGenOpts().OptRecordFile.empty();
+    diag_.route_remarks(args_.remarks, record ? &recorded_ : nullptr);
+    args_.remarks |= record;
     if (args_.cuda)
       nvcc_ = find_nvcc(args_.nvcc, nvcc_searched_);
     if (!args_.debug_dir->empty())
@@ -131,6 +139,10 @@ public:
 
   void HandleTranslationUnit(ASTContext &) override {
     auto write_dump = llvm::make_scope_exit([&] { write_debug_dump(); });
+    auto write_record = llvm::make_scope_exit([&] {
+      if (is_codegen_action(ci_))
+        record_remarks(ci_, std::move(recorded_));
+    });
     // By index: handling one may deserialize more.
     for (size_t i = 0; i < deserialized_.functions.size(); ++i)
       handle(const_cast<FunctionDecl *>(deserialized_.functions[i]));
@@ -188,6 +200,7 @@ private:
   std::unique_ptr<DebugDump> dump_; // null unless a debug dir was given
   CompileMemory memory_; // what rewritten functions were before
   std::vector<const FunctionDecl *> bodiless_; // annotated, seen without body
+  std::vector<RecordedRemark> recorded_; // for -fsave-optimization-record
 };
 
 std::string KilnConsumer::unsupported_kind(const FunctionDecl *fd) const {
@@ -237,13 +250,28 @@ std::string KilnConsumer::mangled_name(const FunctionDecl *fd) {
   return mangled;
 }
 
-// "__kiln_" + mangled name + "_" + a hash of (main file, graph): stable
-// across rebuilds, distinct across TUs.
+// "kiln_" + the function's name + "_" + a hash of (mangled name, graph):
+// readable in a profiler (its kernels are <symbol>_k0_f32_vec, ...),
+// distinct within the TU (overloads, regions), and a function of the
+// source alone. No path goes in: the same source built in another checkout
+// or folder gives the same names, hence the same .cu (an nvcc cache hit)
+// and the same object. TUs never collide: the generated definitions become
+// internal when linked into the TU (LinkHost.cpp), each TU loads its own
+// fatbin.
 std::string KilnConsumer::symbol_for(const FunctionDecl *fd,
                                      llvm::StringRef fingerprint) {
-  std::string mangled = mangled_name(fd);
-  std::string hash = Hasher().add(main_file_path()).add(fingerprint).hex(8);
-  return "__kiln_" + mangled + "_" + hash;
+  std::string readable;
+  for (char c : fd->getQualifiedNameAsString()) {
+    bool keep = llvm::isAlnum(c);
+    if (keep || (!readable.empty() && readable.back() != '_'))
+      readable += keep ? c : '_';
+    if (readable.size() >= 48)
+      break;
+  }
+  while (!readable.empty() && readable.back() == '_')
+    readable.pop_back();
+  std::string hash = Hasher().add(mangled_name(fd)).add(fingerprint).hex(8);
+  return "kiln_" + readable + "_" + hash;
 }
 
 void KilnConsumer::handle(FunctionDecl *fd) {
@@ -268,8 +296,9 @@ void KilnConsumer::handle(FunctionDecl *fd) {
       diag_.error(loc, "kiln: cannot compile '" + name + "' with \"fullgraph\": " +
                            why);
     else
-      diag_.warning(loc, "kiln: cannot compile '" + name + "': " + why + "; '" +
-                             name + "' runs eagerly");
+      diag_.warning(WarningGroup::EagerFallback, loc,
+                    "kiln: cannot compile '" + name + "': " + why + "; '" +
+                        name + "' runs eagerly");
   };
 
   if (std::string why = unsupported_kind(fd); !why.empty())
@@ -313,13 +342,14 @@ void KilnConsumer::report_bodiless() {
     const FunctionDecl *def = fd->getDefinition();
     std::string name = fd->getQualifiedNameAsString();
     if (def && def->isDeleted())
-      diag_.warning(attr_loc, "kiln: '" + name + "' is marked "
-                              "[[kiln::compile]] but deleted; nothing is "
-                              "compiled");
+      diag_.warning(WarningGroup::Attribute, attr_loc,
+                    "kiln: '" + name + "' is marked [[kiln::compile]] but "
+                    "deleted; nothing is compiled");
     else if (!def && args_.remarks)
-      diag_.remark(attr_loc, "kiln: '" + name + "' is not defined in this "
-                             "file; [[kiln::compile]] takes effect where it "
-                             "is defined");
+      diag_.remark(attr_loc,
+                   "kiln: '" + name + "' is not defined in this file; "
+                   "[[kiln::compile]] takes effect where it is defined",
+                   name);
   }
 }
 
@@ -332,16 +362,26 @@ void KilnConsumer::finish() {
     llvm::sys::fs::create_directories(tmp);
     cache = std::string(tmp);
   }
+  // Whatever this build added to the cache, the cache ends within its limit.
+  bool wrote_cache = false;
+  auto bound_cache = llvm::make_scope_exit([&] {
+    std::string err;
+    uint64_t limit = cache_limit(args_.cache_size, err);
+    if (!err.empty())
+      diag_.warning(WarningGroup::Config, first_loc_, "kiln: " + err);
+    if (wrote_cache)
+      evict_cache(cache, limit);
+  });
   std::string include_dir = kiln_include_dir(ci_, tensor_header_);
   std::string main = main_file_path();
 
-  // The file's name (for logs) and a hash of it and its functions.
+  // The file's name (for logs) and a hash of its functions' symbols, which
+  // depend on the source only (symbol_for), never on where it is.
   std::string stem = llvm::sys::path::stem(main).str();
   for (char &c : stem)
     if (!llvm::isAlnum(c) && c != '_')
       c = '_';
   Hasher id_hash;
-  id_hash.add(main);
   for (const codegen::FunctionCode &f : fns_)
     id_hash.add(f.symbol);
   std::string module_id = stem + "_" + id_hash.hex(12);
@@ -356,7 +396,8 @@ void KilnConsumer::finish() {
     no_cuda_reason = "CUDA was turned off with -fplugin-arg-kiln-cuda=off "
                      "when this file was compiled";
   } else if (nvcc_.empty()) {
-    diag_.warning(first_loc_, "kiln: nvcc not found; CUDA kernels not built, "
+    diag_.warning(WarningGroup::NoCuda, first_loc_,
+                  "kiln: nvcc not found; CUDA kernels not built, "
                               "compiled functions run their CPU path only "
                               "(searched " + nvcc_searched_ + ")");
     no_cuda_reason = "nvcc was not found when this file was compiled";
@@ -366,7 +407,27 @@ void KilnConsumer::finish() {
       dump_->set_tu_cuda(cu);
     if (args_.dump)
       llvm::errs() << "// kiln-dump: cuda " << main << "\n" << cu << "\n";
-    FatbinResult fb = build_fatbin(nvcc_, cu, include_dir, cache);
+    std::string arch_key, arch_error;
+    std::vector<std::string> arch =
+        cuda_arch_flags(args_.arch, arch_key, arch_error);
+    if (!arch_error.empty()) {
+      diag_.error(first_loc_, "kiln: " + arch_error);
+      return;
+    }
+    size_t kernels = 0;
+    for (const codegen::FunctionCode &f : fns_)
+      kernels += f.kernel_names.size();
+    // A cold build of the kernels takes seconds: say so while it runs.
+    auto progress = [&] {
+      diag_.progress(first_loc_,
+                   "kiln: compiling " + std::to_string(kernels) +
+                       " CUDA kernels of this file with nvcc for " + arch_key +
+                       "; later builds take them from the cache (" + cache +
+                       ")");
+    };
+    FatbinResult fb = build_fatbin(nvcc_, cu, include_dir, cache, arch,
+                                   arch_key, progress);
+    wrote_cache |= !fb.cache_hit;
     if (!fb.ok) {
       diag_.error(first_loc_,
                   "kiln: nvcc failed on the generated CUDA code of this file "
@@ -382,9 +443,13 @@ void KilnConsumer::finish() {
     no_cuda_reason = "no CUDA kernels were generated for this function";
   }
 
-  // (b) Host code: compiled in-process, linked into this TU's module.
-  std::string host = codegen::host_translation_unit(fns_, fatbin, module_id,
-                                                    no_cuda_reason);
+  // (b) Host code: compiled in-process, linked into this TU's module. It
+  // embeds a stand-in for the fatbin, swapped for the bytes when linked.
+  std::vector<uint8_t> placeholder;
+  if (!fatbin.empty())
+    placeholder = fatbin_placeholder(fatbin);
+  std::string host = codegen::host_translation_unit(fns_, placeholder,
+                                                    module_id, no_cuda_reason);
   if (args_.dump)
     llvm::errs() << "// kiln-dump: host " << main << "\n" << host << "\n";
   if (dump_)
@@ -395,11 +460,19 @@ void KilnConsumer::finish() {
   std::string path = (src_dir + "/" + stem + "-" + Hasher().add(host).hex(16) +
                       ".kiln.cpp")
                          .str();
-  if (!llvm::sys::fs::exists(path))
-    (void)write_atomically(path, host); // for debuggers; compiled from memory
+  if (llvm::sys::fs::exists(path))
+    touch_cache_file(path);
+  else if (write_atomically(path, host).empty()) // for debuggers; compiled from memory
+    wrote_cache = true;
   llvm::SmallString<256> pch_dir(cache);
   llvm::sys::path::append(pch_dir, "pch");
-  HostModule hm = compile_host(ci_, path, host, include_dir, pch_dir);
+  llvm::SmallString<256> bitcode_dir(cache);
+  llvm::sys::path::append(bitcode_dir, "host");
+  HostModule hm = compile_host(ci_, path, host, include_dir, pch_dir, bitcode_dir);
+  wrote_cache |= hm.wrote_cache;
+  if (args_.remarks && hm.error.empty())
+    diag_.remark(first_loc_, hm.cache_hit ? "kiln: host code cache hit"
+                                          : "kiln: host code compiled; cached");
   if (!hm.error.empty()) {
     diag_.error(first_loc_, "kiln: the generated host code of this file did "
                             "not compile (a Kiln bug, please report it); "
@@ -407,7 +480,7 @@ void KilnConsumer::finish() {
     return;
   }
   link_into_tu(ci_, std::make_shared<const std::string>(std::move(hm.bitcode)),
-               path);
+               path, std::move(placeholder), std::move(fatbin));
 }
 
 // ---- the debug dump (DebugDump.h) ----
@@ -466,7 +539,8 @@ void KilnConsumer::write_debug_dump() {
       !crash.empty())
     err = "internal error (a Kiln bug, please report it): " + crash;
   if (!err.empty())
-    diag_.warning({}, "kiln: cannot write the debug dump to '" +
+    diag_.warning(WarningGroup::Config, {},
+                  "kiln: cannot write the debug dump to '" +
                           *args_.debug_dir + "': " + err);
 }
 

@@ -3,8 +3,9 @@
 a GPU (no clang or FileCheck needed): each lit test's binary, its output
 checked against the test's CHECK / CHECK-NOT lines, and its COMPILED lines
 (FORCED lines with --forced), in order (the subset of FileCheck these tests
-use: literal text and {{regex}}), and the unit tests' CUDA twins. Prints a
-table; exit status 1 if anything failed.
+use: literal text and {{regex}}), the unit tests' CUDA twins, and Kiln
+beside PyTorch through DLPack (examples/dlpack_torch) when PyTorch is
+installed. Prints a table; exit status 1 if anything failed.
 
   --forced           every guard made to fail (KILN_FORCE_GUARD_FAILURE=1)
   --sanitizer TOOL   each binary under compute-sanitizer --tool TOOL
@@ -69,7 +70,8 @@ def check(src, output):
 results = []
 for name in sorted(os.listdir(tests)):
     path = os.path.join(tests, name)
-    if name.endswith(".cpp") or not os.access(path, os.X_OK) or name == "kiln_unit_tests":
+    if (not os.path.isfile(path) or name.endswith((".cpp", ".so", ".py")) or
+            not os.access(path, os.X_OK) or name == "kiln_unit_tests"):
         continue
     if args.only and not re.search(args.only, name):
         continue
@@ -99,6 +101,17 @@ if os.path.exists(unit) and (not args.only or re.search(args.only, "kiln_unit_te
     results.append(("kiln_unit_tests", "PASS" if p.returncode == 0 else "FAIL", "; ".join(tail[-4:])))
     if p.returncode:
         print(p.stdout[-5000:])
+# Kiln beside PyTorch through DLPack (examples/dlpack_torch), where PyTorch is.
+torch_py = os.path.join(tests, "kiln_torch.py")
+if (os.path.exists(torch_py) and not wrap and
+        (not args.only or re.search(args.only, "kiln_torch")) and
+        subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0):
+    p = subprocess.run([sys.executable, torch_py, os.path.join(tests, "libkiln_torch.so")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    last = (p.stdout.strip().splitlines() or ["no output"])[-1]
+    results.append(("kiln_torch (DLPack, PyTorch)", "PASS" if p.returncode == 0 else "FAIL", last))
+    if p.returncode:
+        print(p.stdout[-3000:], p.stderr[-3000:])
 print("\n| GPU test | result | last line |\n|---|---|---|")
 for r in results:
     print(f"| {r[0]} | {r[1]} | {r[2]} |")

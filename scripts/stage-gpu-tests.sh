@@ -8,7 +8,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${KILN_BUILD_DIR:-$root/build}"
 out="$root/.bench/gpu-tests"
 mkdir -p "$out"
-cmake --build "$build" --target kiln kiln_rt kiln_unit_tests
+cmake --build "$build" --target kiln kiln_rt kiln_unit_tests kiln_torch
 cfg="$build/bin/kiln-config"
 for src in $(grep -rl --include=*.cpp "REQUIRES:.*cuda-gpu" "$root"/test); do
   name="$(basename "$src" .cpp)"
@@ -26,6 +26,7 @@ for src in $(grep -rl --include=*.cpp "REQUIRES:.*cuda-gpu" "$root"/test); do
   cp "$src" "$out/$name.cpp"
 done
 cp "$build/bin/kiln_unit_tests" "$out/"
+cp "$build/lib/libkiln_torch.so" "$root/examples/dlpack_torch/kiln_torch.py" "$out/"
 cp "$build/lib/libkiln_rt.so" "$root/.bench/"
 for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp/ {print $3}'); do
   cp -L "$lib" "$root/.bench/"

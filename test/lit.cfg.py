@@ -10,7 +10,7 @@ import lit.formats
 config.name = "Kiln"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".kir", ".cpp"]
-config.excludes = ["Inputs", "unit", "CMakeLists.txt"]
+config.excludes = ["Inputs", "unit", "package", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 
@@ -97,3 +97,4 @@ config.substitutions.append(("%clangxx", cxx))
 config.substitutions.append(("%kiln_include", include))
 if config.kiln_have_cuda:
     config.substitutions.append(("%nvcc", config.cuda_compiler))
+    config.substitutions.append(("%cuda_include", config.cuda_include))

@@ -1,7 +1,9 @@
-// The CUDA caching allocator: one cache per device, free lists by size
-// class. All of a device's work runs on its one (legacy default) stream, so
-// a block freed by the host can be handed out again at once: any later use
-// is queued after the kernels that used it before.
+// The CUDA caching allocator: one cache per device, free lists by stream
+// and size class. A block freed by the host goes back to the list of the
+// stream it was allocated for and is handed out again only for work on
+// that stream, which the stream's order queues after the kernels that used
+// it before (PyTorch's rule; kiln/interop.h says what that asks of code
+// that moves tensors between streams).
 #include "cuda_backend.h"
 #include "cuda_util.cuh"
 
@@ -16,9 +18,21 @@ namespace kiln::detail {
 namespace {
 constexpr int kMaxDevices = 64;
 
+// A free list's key: the stream and the size class.
+struct FreeKey {
+  void *stream;
+  size_t cls;
+  bool operator==(const FreeKey &) const = default;
+};
+struct FreeKeyHash {
+  size_t operator()(const FreeKey &k) const {
+    return std::hash<void *>()(k.stream) * 31 + k.cls;
+  }
+};
+
 struct DeviceCache {
   std::mutex mu;
-  std::unordered_map<size_t, std::vector<void *>> free; // by size class
+  std::unordered_map<FreeKey, std::vector<void *>, FreeKeyHash> free;
   size_t reserved = 0; // bytes taken from cudaMalloc (in use or cached)
   size_t in_use = 0;   // bytes held by live tensors
   size_t limit = 0;    // set_cuda_memory_limit; 0: none
@@ -46,9 +60,9 @@ void release_cache(int device, const char *fn) {
   {
     DeviceCache &dc = caches()[device];
     std::lock_guard<std::mutex> lock(dc.mu);
-    for (auto &[cls, list] : dc.free) {
+    for (auto &[key, list] : dc.free) {
       blocks.insert(blocks.end(), list.begin(), list.end());
-      dc.reserved -= cls * list.size();
+      dc.reserved -= key.cls * list.size();
     }
     dc.free.clear();
   }
@@ -60,7 +74,7 @@ void release_cache(int device, const char *fn) {
 }
 } // namespace
 
-void *cuda_alloc(size_t nbytes, int device, const char *fn) {
+void *cuda_alloc(size_t nbytes, int device, void *stream, const char *fn) {
   if (nbytes == 0)
     return nullptr;
   if (device < 0 || device >= kMaxDevices)
@@ -74,7 +88,7 @@ void *cuda_alloc(size_t nbytes, int device, const char *fn) {
   };
   {
     std::lock_guard<std::mutex> lock(dc.mu);
-    auto it = dc.free.find(cls);
+    auto it = dc.free.find(FreeKey{stream, cls});
     if (it != dc.free.end() && !it->second.empty()) {
       void *p = it->second.back();
       it->second.pop_back();
@@ -141,7 +155,7 @@ void set_cuda_memory_limit_bytes(size_t bytes, int device) {
 // compute-sanitizer's leak check reports only memory that is never freed.
 static const bool kNoCaching = rt::env_flag("KILN_NO_CUDA_MEMORY_CACHING");
 
-void cuda_free(void *p, size_t nbytes, int device) {
+void cuda_free(void *p, size_t nbytes, int device, void *stream) {
   if (!p)
     return;
   DeviceCache &dc = caches()[device];
@@ -150,7 +164,7 @@ void cuda_free(void *p, size_t nbytes, int device) {
     std::lock_guard<std::mutex> lock(dc.mu);
     dc.in_use -= cls;
     if (!kNoCaching) {
-      dc.free[cls].push_back(p);
+      dc.free[FreeKey{stream, cls}].push_back(p);
       return;
     }
     dc.reserved -= cls;

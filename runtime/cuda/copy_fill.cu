@@ -70,7 +70,7 @@ template <class S, class D> void launch_copy(const CopyLaunch &l) {
   if (l.contiguous && is_aligned(l.args.out, sizeof(D) * V) &&
       is_aligned(l.args.in, sizeof(S) * V)) {
     dim3 grid(unsigned(grid_for((l.n + V - 1) / V, kThreads, l.device)));
-    copy_vec_kernel<S, D><<<grid, block>>>(l.n, l.args);
+    copy_vec_kernel<S, D><<<grid, block, 0, stream_of(l.device)>>>(l.n, l.args);
     after_launch(name, "contiguous", dtype_of<D>(), l.n, grid, block,
                  l.device);
     return;
@@ -79,9 +79,10 @@ template <class S, class D> void launch_copy(const CopyLaunch &l) {
   bool narrow = fits_32bit(l.calc, l.n, int64_t(grid.x) * kThreads);
   if (narrow)
     copy_strided_kernel<S, D, int32_t>
-        <<<grid, block>>>(int32_t(l.n), l.args, l.calc);
+        <<<grid, block, 0, stream_of(l.device)>>>(int32_t(l.n), l.args, l.calc);
   else
-    copy_strided_kernel<S, D, int64_t><<<grid, block>>>(l.n, l.args, l.calc);
+    copy_strided_kernel<S, D, int64_t>
+        <<<grid, block, 0, stream_of(l.device)>>>(l.n, l.args, l.calc);
   after_launch(name, narrow ? "strided32" : "strided64", dtype_of<D>(), l.n,
                grid, block, l.device);
 }
@@ -127,7 +128,8 @@ void cuda_fill(void *out, DType dtype, double value, int64_t n, int device,
     constexpr int V = int(16 / sizeof(T));
     dim3 block(kThreads);
     dim3 grid(unsigned(grid_for((n + V - 1) / V, kThreads, device)));
-    fill_kernel<T><<<grid, block>>>(n, static_cast<T *>(out), convert<T>(value));
+    fill_kernel<T><<<grid, block, 0, stream_of(device)>>>(
+        n, static_cast<T *>(out), convert<T>(value));
     after_launch("fill", "contiguous", dtype, n, grid, block, device, counted);
   });
 }

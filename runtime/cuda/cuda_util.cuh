@@ -4,6 +4,8 @@
 
 #include "detail.h"
 
+#include <kiln/interop.h>
+
 #include <cuda_runtime.h>
 
 namespace kiln::detail {
@@ -14,6 +16,12 @@ namespace kiln::detail {
 inline void cuda_check(cudaError_t e, const char *fn, const char *what) {
   if (e != cudaSuccess)
     cuda_fail(e, fn, what);
+}
+
+// The calling thread's current stream on `device` (kiln/interop.h): every
+// kernel and copy of the runtime goes there.
+inline cudaStream_t stream_of(int device) {
+  return static_cast<cudaStream_t>(current_stream(device).handle);
 }
 
 // Makes `device` the calling thread's current device (no call if it is).

@@ -52,20 +52,26 @@ void check_cuda_device(Device d, const char *fn) {
          d.str().c_str(), info.count, info.count - 1);
 }
 
+// Queued on the source's current stream (after the kernels that made the
+// data), then waited for: a copy returns with the data in place.
 void cuda_memcpy(void *dst, Device dst_dev, const void *src, Device src_dev,
                  size_t nbytes) {
   const char *fn = "kiln::Tensor::to";
+  int device = src_dev.is_cuda() ? src_dev.index : dst_dev.index;
+  set_device(device, fn);
+  cudaStream_t stream = stream_of(device);
   cudaError_t e;
   if (dst_dev.is_cuda() && src_dev.is_cuda() && dst_dev != src_dev) {
-    e = cudaMemcpyPeer(dst, dst_dev.index, src, src_dev.index, nbytes);
+    e = cudaMemcpyPeerAsync(dst, dst_dev.index, src, src_dev.index, nbytes,
+                            stream);
   } else {
-    // The legacy default stream orders the copy after the device's kernels.
-    set_device(dst_dev.is_cuda() ? dst_dev.index : src_dev.index, fn);
     cudaMemcpyKind kind = dst_dev.is_cpu()   ? cudaMemcpyDeviceToHost
                           : src_dev.is_cpu() ? cudaMemcpyHostToDevice
                                              : cudaMemcpyDeviceToDevice;
-    e = cudaMemcpy(dst, src, nbytes, kind);
+    e = cudaMemcpyAsync(dst, src, nbytes, kind, stream);
   }
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(stream);
   if (e != cudaSuccess) {
     std::string what = "cudaMemcpy from " + src_dev.str() + " to " +
                        dst_dev.str() + " (" + std::to_string(nbytes) +
@@ -78,6 +84,31 @@ void cuda_synchronize(int device) {
   set_device(device, "kiln::synchronize");
   cuda_check(cudaDeviceSynchronize(), "kiln::synchronize",
              "cudaDeviceSynchronize");
+}
+
+void *cuda_stream_create(int device) {
+  const char *fn = "kiln::create_cuda_stream";
+  check_cuda_device(Device::cuda(device), fn);
+  set_device(device, fn);
+  cudaStream_t s = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), fn,
+             "cudaStreamCreateWithFlags");
+  return s;
+}
+
+// Waits first: the stream's blocks in the allocator's cache are then idle.
+void cuda_stream_destroy(void *stream, int device) {
+  const char *fn = "kiln::destroy_cuda_stream";
+  set_device(device, fn);
+  cuda_check(cudaStreamSynchronize(cudaStream_t(stream)), fn,
+             "cudaStreamSynchronize");
+  cuda_check(cudaStreamDestroy(cudaStream_t(stream)), fn, "cudaStreamDestroy");
+}
+
+void cuda_stream_synchronize(void *stream, int device) {
+  set_device(device, "kiln::synchronize");
+  cuda_check(cudaStreamSynchronize(cudaStream_t(stream)), "kiln::synchronize",
+             "cudaStreamSynchronize");
 }
 
 int64_t grid_for(int64_t work, int threads, int device) {

@@ -58,6 +58,7 @@ void launch(KernelRef &k, Device dev, Dim3 grid, Dim3 block, void **args,
   if (!dev.is_cuda())
     detail::fail("%s: kernel %s of %s: %s is not a CUDA device", kFn, k.name,
                  k.module ? k.module->label : "?", dev.str().c_str());
+  NvtxRange range(k.name);
   void *h = k.handle.load(std::memory_order_acquire);
   if (!h)
     h = resolve(k, dev);
@@ -70,7 +71,7 @@ void launch(KernelRef &k, Device dev, Dim3 grid, Dim3 block, void **args,
   cudaError_t e =
       cudaLaunchKernel(static_cast<const void *>(h), dim3(grid.x, grid.y, grid.z),
                        dim3(block.x, block.y, block.z), args, shared_bytes,
-                       cudaStream_t(0));
+                       detail::stream_of(dev.index));
   if (e == cudaSuccess)
     e = cudaGetLastError();
   if (e != cudaSuccess)

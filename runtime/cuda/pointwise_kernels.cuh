@@ -181,7 +181,8 @@ void launch_pointwise(const PwLaunch &l) {
   dim3 block(kThreads);
   if (vec) {
     dim3 grid(unsigned(grid_for((l.n + V - 1) / V, kThreads, l.device)));
-    pw_vec_kernel<Op, In, Common><<<grid, block>>>(l.n, l.args);
+    pw_vec_kernel<Op, In, Common>
+        <<<grid, block, 0, stream_of(l.device)>>>(l.n, l.args);
     after_launch(name, "contiguous", dtype_of<In>(), l.n, grid, block,
                  l.device);
     return;
@@ -190,10 +191,10 @@ void launch_pointwise(const PwLaunch &l) {
   bool narrow = fits_32bit(l.calc, l.n, int64_t(grid.x) * kThreads);
   if (narrow)
     pw_strided_kernel<Op, In, Common, int32_t>
-        <<<grid, block>>>(int32_t(l.n), l.args, l.calc);
+        <<<grid, block, 0, stream_of(l.device)>>>(int32_t(l.n), l.args, l.calc);
   else
     pw_strided_kernel<Op, In, Common, int64_t>
-        <<<grid, block>>>(l.n, l.args, l.calc);
+        <<<grid, block, 0, stream_of(l.device)>>>(l.n, l.args, l.calc);
   after_launch(name, narrow ? "strided32" : "strided64", dtype_of<In>(), l.n,
                grid, block, l.device);
 }

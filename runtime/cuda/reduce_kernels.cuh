@@ -342,11 +342,11 @@ void launch_split(const ReduceLaunch &l, const P &p, dim3 block, int64_t tiles,
   auto pass = [&]<int Pass>() {
     using Acc = typename PassOf<P, Pass>::Acc;
     size_t smem = size_t(threads) * sizeof(Acc);
-    split_partial_kernel<P, Pass><<<pgrid, block, smem>>>(
+    split_partial_kernel<P, Pass><<<pgrid, block, smem, stream_of(l.device)>>>(
         p, in, l.outer, l.R, l.inner, tiles, chunks, len, p1buf,
         reinterpret_cast<Acc *>(part));
     after_launch(name, "split-partial", l.dtype, n, pgrid, shown, l.device);
-    split_final_kernel<P, Pass><<<fgrid, block, smem>>>(
+    split_final_kernel<P, Pass><<<fgrid, block, smem, stream_of(l.device)>>>(
         p, l.outer, l.inner, tiles, chunks, reinterpret_cast<const Acc *>(part),
         p1buf, l.out);
     after_launch(name, "split-final", l.dtype, n, fgrid, shown, l.device);
@@ -374,7 +374,8 @@ template <class P> void launch_reduce(const ReduceLaunch &l) {
     dim3 grid(unsigned(std::min<int64_t>(ceil_div(l.outer, per_block),
                                          int64_t(sms) * (2048 / kWarpBlock))));
     dim3 block(kWarpBlock);
-    warp_rows_kernel<P><<<grid, block>>>(p, in, l.out, l.outer, l.R);
+    warp_rows_kernel<P>
+        <<<grid, block, 0, stream_of(l.device)>>>(p, in, l.out, l.outer, l.R);
     after_launch(name, "warp-rows", l.dtype, n, grid, block, l.device);
     return;
   }
@@ -406,8 +407,8 @@ template <class P> void launch_reduce(const ReduceLaunch &l) {
   }
   size_t smem = size_t(threads) * std::max(sizeof(Acc1), sizeof(Acc2));
   dim3 grid(unsigned(std::min(units, cap)));
-  block_kernel<P><<<grid, block, smem>>>(p, in, l.out, l.outer, l.R, l.inner,
-                                         tiles);
+  block_kernel<P><<<grid, block, smem, stream_of(l.device)>>>(
+      p, in, l.out, l.outer, l.R, l.inner, tiles);
   after_launch(name, l.inner == 1 ? "block-rows" : "columns", l.dtype, n,
                grid, shown, l.device);
 }

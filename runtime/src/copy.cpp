@@ -16,6 +16,7 @@ static void check_defined(const Tensor &t, const char *fn) {
 
 namespace detail {
 void copy_same_device(const Tensor &dst, const Tensor &src, const char *fn) {
+  rt::NvtxRange range(fn);
   Dims b;
   if (!rt::broadcast_shapes({&dst.sizes(), &src.sizes()}, b) ||
       !(b == dst.sizes()))

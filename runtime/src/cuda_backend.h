@@ -17,9 +17,12 @@ int cuda_device_count_cached();
 // Throws kiln::Error("<fn>: no CUDA GPU ...") unless `d` is a usable GPU.
 void check_cuda_device(Device d, const char *fn);
 
-// Caching allocator (stream-ordered on the device's one stream).
-void *cuda_alloc(size_t nbytes, int device, const char *fn);
-void cuda_free(void *p, size_t nbytes, int device);
+// Caching allocator: freed blocks are kept per (stream, size class) and
+// handed out again only for work on the same stream, whose order makes
+// the reuse safe (as PyTorch's allocator does). nullptr: the legacy
+// default stream.
+void *cuda_alloc(size_t nbytes, int device, void *stream, const char *fn);
+void cuda_free(void *p, size_t nbytes, int device, void *stream);
 size_t cuda_memory_in_use(int device);
 void set_cuda_memory_limit_bytes(size_t bytes, int device);
 
@@ -27,6 +30,11 @@ void set_cuda_memory_limit_bytes(size_t bytes, int device);
 void cuda_memcpy(void *dst, Device dst_dev, const void *src, Device src_dev,
                  size_t nbytes);
 void cuda_synchronize(int device);
+
+// Streams (kiln/interop.h): a new non-blocking stream, its end, a wait.
+void *cuda_stream_create(int device);
+void cuda_stream_destroy(void *stream, int device);
+void cuda_stream_synchronize(void *stream, int device);
 
 // One element-wise op / converting copy on device `l.device`: one launch.
 void cuda_pointwise(const PwLaunch &l);

@@ -3,6 +3,7 @@
 #include "cuda_backend.h"
 #include "detail.h"
 
+#include <kiln/interop.h>
 #include <kiln/stats.h>
 
 #include <cstdlib>
@@ -32,9 +33,11 @@ Tensor empty_for(const char *fn, const Dims &shape, DType dt, Device dev) {
   }
   size_t nbytes = size_t(numel) * size_t(element_size(dt));
   void *p = nullptr;
+  void *stream = nullptr;
   if (dev.is_cuda()) {
     check_cuda_device(dev, fn);
-    p = cuda_alloc(nbytes, dev.index, fn);
+    stream = current_stream(dev.index).handle;
+    p = cuda_alloc(nbytes, dev.index, stream, fn);
   } else {
     p = cpu_alloc(nbytes);
     if (!p && nbytes)
@@ -51,6 +54,7 @@ Tensor empty_for(const char *fn, const Dims &shape, DType dt, Device dev) {
       cpu_fill(p, dt, poison, numel, /*counted=*/false);
   }
   auto *s = new Storage(p, nbytes, dev);
+  s->stream = stream;
   return Tensor::make(s, 0, shape, contiguous_strides(shape), dt);
 }
 

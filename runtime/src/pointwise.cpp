@@ -64,6 +64,7 @@ Tensor run_pointwise(OpId op, std::initializer_list<Operand> operands,
                      const Tensor *out) {
   const OpMeta &m = kOps[int(op)];
   const char *fn = m.qualified;
+  rt::NvtxRange range(fn);
   if (int(operands.size()) != m.arity)
     fail("%s: takes %d operands, got %d", fn, m.arity, int(operands.size()));
   const Operand *ops = operands.begin();

@@ -99,6 +99,7 @@ ReduceLaunch launch_for(const Plan &p, const Tensor &out) {
 }
 
 void run(const ReduceLaunch &l, Device dev) {
+  rt::NvtxRange range(reduce_kind_name(l.kind));
   if (dev.is_cpu())
     detail::cpu_reduce(l);
   else

@@ -14,6 +14,7 @@ namespace kiln::rt {
 void cpu_launch(const char *name, int64_t n, int64_t grain,
                 void (*body)(int64_t begin, int64_t end, void *ctx),
                 void *ctx) {
+  NvtxRange range(name);
   bump(kLaunches);
   if (log_enabled(kLogKernels))
     log(kLogKernels, "cpu %s n=%lld", name, (long long)n);

@@ -79,12 +79,17 @@ Dims contiguous_strides(const Dims &sizes) {
 }
 
 Storage::~Storage() {
+  if (external) {
+    if (release)
+      release(release_ctx);
+    return;
+  }
   if (!data)
     return;
   if (device.is_cpu())
     detail::cpu_free(data);
   else
-    detail::cuda_free(data, nbytes, device.index);
+    detail::cuda_free(data, nbytes, device.index, stream);
 }
 
 // --- refcounting ---

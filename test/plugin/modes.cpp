@@ -20,11 +20,11 @@
 // The fast path is declared with its symbol, called, and defined in the
 // same module with internal linkage.
 // IR: define {{.*}} @_Z12sin_plus_cosRKN4kiln6TensorES2_(
-// IR: {{call|invoke}} {{.*}} i1 @[[SYM:__kiln__Z12sin_plus_cosRKN4kiln6TensorES2__[0-9a-f]+]](
+// IR: {{call|invoke}} {{.*}} i1 @[[SYM:kiln_sin_plus_cos_[0-9a-f]+]](
 // IR: define internal {{.*}} i1 @[[SYM]](
 
 // ASM: _Z12sin_plus_cosRKN4kiln6TensorES2_:
-// ASM-NOT: .globl __kiln_
+// ASM-NOT: .globl kiln_
 
 // DEP: m.o:
 // DEP-NEXT: modes.cpp

@@ -10,7 +10,7 @@
 // DUMP: // kiln-dump: rewrite pch_inline
 // DUMP-NEXT: {{.*}} pch_inline(const kiln::Tensor &x) {
 // DUMP-NEXT: kiln::Tensor __kiln_out0;
-// DUMP-NEXT: if (__kiln__Z10pch_inlineRKN4kiln6TensorE_{{[0-9a-f]+}}(x, &__kiln_out0))
+// DUMP-NEXT: if (kiln_pch_inline_{{[0-9a-f]+}}(x, &__kiln_out0))
 // DUMP-NEXT: return __kiln_out0;
 // DUMP-NEXT: {
 // DUMP-NEXT: return kiln::sqrt(x) + 1.;

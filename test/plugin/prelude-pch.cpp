@@ -1,13 +1,15 @@
 // The generated code's #includes are precompiled once per option set in the
 // cache folder and reused; when a header changes, the stale PCH is noticed,
-// the compile goes on without it, and the next one rebuilds it. (The copied
-// headers come first on the include path.)
+// the compile goes on without it, and the next nested compile rebuilds it
+// (the host code's cached bitcode is dropped first, else there is none).
+// (The copied headers come first on the include path.)
 // RUN: rm -rf %t.dir && mkdir -p %t.dir && cp -r %S/../../runtime/include %t.dir/inc
 // RUN: %clangxx -std=c++20 -O2 -I%t.dir/inc -I%S/../Inputs -fplugin=%kiln_plugin -fplugin-arg-kiln-cache-dir=%t.dir/cache -fplugin-arg-kiln-cuda=off -c %s -o %t.dir/a.o
 // RUN: ls %t.dir/cache/pch | FileCheck --check-prefix=PCH %s
 // RUN: echo "// changed" >> %t.dir/inc/kiln/tensor.h
 // RUN: %clangxx -std=c++20 -O2 -I%t.dir/inc -I%S/../Inputs -fplugin=%kiln_plugin -fplugin-arg-kiln-cache-dir=%t.dir/cache -fplugin-arg-kiln-cuda=off -c %s -o %t.dir/b.o 2>&1 | count 0
 // RUN: ls %t.dir/cache/pch | FileCheck --check-prefix=STALE %s
+// RUN: rm -rf %t.dir/cache/host
 // RUN: %clangxx -std=c++20 -O2 -I%t.dir/inc -I%S/../Inputs -fplugin=%kiln_plugin -fplugin-arg-kiln-cache-dir=%t.dir/cache -fplugin-arg-kiln-cuda=off -c %s -o %t.dir/c.o 2>&1 | count 0
 // RUN: ls %t.dir/cache/pch | FileCheck --check-prefix=PCH %s
 // RUN: %kiln_cxx_eager %t.dir/c.o %kiln_link -o %t.dir/c && %t.dir/c | FileCheck %s --allow-unused-prefixes --check-prefixes=CHECK,%compiled

@@ -36,10 +36,12 @@
 #pragma once
 
 #include <kiln/dtype.h>
+#include <kiln/export.h>
 #include <kiln/tensor.h>
 
 #include <cstdint>
 
+KILN_API_BEGIN
 namespace kiln::rt {
 
 enum class Epilogue : uint8_t { None, Relu, Gelu, GeluTanh };
@@ -82,3 +84,4 @@ struct GemmArgs {
 void gemm(const Device &dev, const GemmArgs &args);
 
 } // namespace kiln::rt
+KILN_API_END

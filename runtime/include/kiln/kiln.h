@@ -2,6 +2,7 @@
 #pragma once
 
 #include <kiln/dtype.h>
+#include <kiln/interop.h>
 #include <kiln/matmul.h>
 #include <kiln/ops.h>
 #include <kiln/stats.h>

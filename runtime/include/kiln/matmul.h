@@ -9,8 +9,10 @@
 // dimension); other layouts are copied to contiguous first.
 #pragma once
 
+#include <kiln/export.h>
 #include <kiln/tensor.h>
 
+KILN_API_BEGIN
 namespace kiln {
 
 // torch.matmul: 1-D . 1-D is a dot product (a 0-d result); 2-D @ 2-D; a 1-D
@@ -41,3 +43,4 @@ void set_allow_tf32(bool on);
 bool allow_tf32();
 
 } // namespace kiln
+KILN_API_END

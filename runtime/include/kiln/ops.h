@@ -5,11 +5,13 @@
 // calls [[kiln::compile]] captures; without the plugin they run as written.
 #pragma once
 
+#include <kiln/export.h>
 #include <kiln/tensor.h>
 
 #include <concepts>
 #include <string_view>
 
+KILN_API_BEGIN
 namespace kiln {
 
 // A C++ number used as an operand.
@@ -161,3 +163,4 @@ bool allclose(const Tensor &a, const Tensor &b, double rtol = 1e-5,
 double max_abs_diff(const Tensor &a, const Tensor &b); // NaN where NaN differs
 
 } // namespace kiln
+KILN_API_END

@@ -5,6 +5,7 @@
 // runtime owns the CUDA driver and runtime.
 #pragma once
 
+#include <kiln/export.h>
 #include <kiln/gemm.h>
 #include <kiln/kernel_abi.h>
 #include <kiln/stats.h>
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <initializer_list>
 
+KILN_API_BEGIN
 namespace kiln::rt {
 
 struct Dim3 {
@@ -32,12 +34,30 @@ struct KernelRef {
   std::atomic<void *> handle{nullptr};
 };
 
-// Launches `k` on `dev` (on the runtime's stream for that device). args
+// Launches `k` on `dev`, on the calling thread's current stream for that
+// device (kiln/interop.h: the legacy default stream unless set). args
 // points at each kernel parameter, as for cudaLaunchKernel. Counts one
 // kernel launch; logs it under KILN_LOGS=kernels. Throws kiln::Error on a
 // CUDA error (including "no CUDA device").
 void launch(KernelRef &k, Device dev, Dim3 grid, Dim3 block, void **args,
             unsigned shared_bytes = 0);
+
+// NVTX ranges (Nsight Systems), in the "kiln" domain: the runtime opens one
+// per eager op (named after the op) and per kernel launch, CUDA or CPU
+// (named after the kernel: kiln_<function>_<hash>_k0_f32_vec); generated
+// code one per compiled call (named after the user's function). With no
+// profiler attached a range costs a call and a branch; KILN_NVTX=0 turns
+// them off; a runtime built without the CUDA toolkit (where the NVTX
+// headers come from) has none.
+void nvtx_push(const char *name);
+void nvtx_pop();
+class NvtxRange {
+public:
+  explicit NvtxRange(const char *name) { nvtx_push(name); }
+  ~NvtxRange() { nvtx_pop(); }
+  NvtxRange(const NvtxRange &) = delete;
+  NvtxRange &operator=(const NvtxRange &) = delete;
+};
 
 // Multiprocessors of a CUDA device (cached).
 int multiprocessor_count(Device dev);
@@ -87,3 +107,4 @@ void make_offset_calc(const Dims &out_sizes,
                       OffsetCalc<N> &calc);
 
 } // namespace kiln::rt
+KILN_API_END

@@ -6,9 +6,11 @@
 // kernel or a fused CPU loop) counts as one launch.
 #pragma once
 
+#include <kiln/export.h>
 #include <atomic>
 #include <cstdint>
 
+KILN_API_BEGIN
 namespace kiln {
 
 struct Stats {
@@ -78,3 +80,4 @@ inline bool log_enabled(LogKind k) { return (g_log_mask & k) != 0; }
 void log(LogKind k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 } // namespace rt
 } // namespace kiln
+KILN_API_END

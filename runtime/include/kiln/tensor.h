@@ -5,6 +5,7 @@
 // strides and contiguity directly, so a guard check costs nanoseconds.
 #pragma once
 
+#include <kiln/export.h>
 #include <kiln/dtype.h>
 #include <kiln/kernel_abi.h>
 
@@ -18,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+KILN_API_BEGIN
 namespace kiln {
 
 // Thrown for bad input: shapes that do not broadcast, mixed devices,
@@ -69,6 +71,15 @@ struct Storage {
   size_t nbytes = 0;
   Device device;
   std::atomic<int> refs{1};
+  // CUDA memory from Kiln's allocator: the stream it was allocated for
+  // (its free list; kiln/interop.h). nullptr: the legacy default stream.
+  void *stream = nullptr;
+  // Memory Kiln did not allocate (from_blob, DLPack): when set, the last
+  // reference calls release(release_ctx) instead of freeing `data`; when
+  // `external` without release, the memory is the owner's to free.
+  bool external = false;
+  void (*release)(void *ctx) = nullptr;
+  void *release_ctx = nullptr;
   ~Storage();
   Storage(const Storage &) = delete;
   Storage &operator=(const Storage &) = delete;
@@ -211,3 +222,4 @@ void set_cuda_memory_limit(size_t bytes, int device = 0);
 void synchronize(Device d = Device::cuda()); // waits for the device's work
 
 } // namespace kiln
+KILN_API_END

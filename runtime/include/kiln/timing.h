@@ -5,12 +5,14 @@
 // work with the steady clock.
 #pragma once
 
+#include <kiln/export.h>
 #include <kiln/tensor.h>
 
 #include <cstddef>
 #include <functional>
 #include <vector>
 
+KILN_API_BEGIN
 namespace kiln {
 
 // Runs fn() `warmup` times, then `reps` times `calls` back-to-back calls,
@@ -32,3 +34,4 @@ double copy_bandwidth(Device dev, size_t bytes, int reps = 20);
 double bare_launch_us(Device dev, int reps = 20);
 
 } // namespace kiln
+KILN_API_END

@@ -18,12 +18,12 @@ void check_cuda_device(Device d, const char *fn) {
   fail("%s: %s (%s requested)", fn, kWhy, d.str().c_str());
 }
 
-void *cuda_alloc(size_t, int device, const char *fn) {
+void *cuda_alloc(size_t, int device, void *, const char *fn) {
   fail("%s: %s (cuda:%d requested)", fn, kWhy, device);
 }
 
 // Nothing was ever allocated on a GPU.
-void cuda_free(void *, size_t, int) {}
+void cuda_free(void *, size_t, int, void *) {}
 size_t cuda_memory_in_use(int) { return 0; }
 void set_cuda_memory_limit_bytes(size_t, int device) {
   fail("kiln::set_cuda_memory_limit: %s (cuda:%d requested)", kWhy, device);
@@ -36,6 +36,16 @@ void cuda_memcpy(void *, Device dst_dev, const void *, Device src_dev,
 }
 
 void cuda_synchronize(int device) {
+  fail("kiln::synchronize: %s (cuda:%d requested)", kWhy, device);
+}
+
+void *cuda_stream_create(int device) {
+  fail("kiln::create_cuda_stream: %s (cuda:%d requested)", kWhy, device);
+}
+void cuda_stream_destroy(void *, int device) {
+  fail("kiln::destroy_cuda_stream: %s (cuda:%d requested)", kWhy, device);
+}
+void cuda_stream_synchronize(void *, int device) {
   fail("kiln::synchronize: %s (cuda:%d requested)", kWhy, device);
 }
 

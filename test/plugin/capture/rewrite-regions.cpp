@@ -24,7 +24,7 @@ void log_tensor(const Tensor &);
 // CHECK-NEXT:     {
 // CHECK-NEXT:         kiln::Tensor __kiln_o1_0;
 // CHECK-NEXT:         kiln::Tensor __kiln_o1_1;
-// CHECK-NEXT:         if ([[R1:__kiln__Z12around_breakRKN4kiln6TensorEd_[0-9a-f]+]](x, a, &__kiln_o1_0, &__kiln_o1_1)) {
+// CHECK-NEXT:         if ([[R1:kiln_around_break_[0-9a-f]+]](x, a, &__kiln_o1_0, &__kiln_o1_1)) {
 // CHECK-NEXT:             y = __kiln_o1_0;
 // CHECK-NEXT:             [[T]] = __kiln_o1_1;
 // CHECK-NEXT:             n = 3;
@@ -37,7 +37,7 @@ void log_tensor(const Tensor &);
 // CHECK-NEXT:     log_tensor(y);
 // CHECK-NEXT:     {
 // CHECK-NEXT:         kiln::Tensor __kiln_o2_0;
-// CHECK-NEXT:         if ([[R2:__kiln__Z12around_breakRKN4kiln6TensorEd_[0-9a-f]+]](y, r, n, &__kiln_o2_0)) {
+// CHECK-NEXT:         if ([[R2:kiln_around_break_[0-9a-f]+]](y, r, n, &__kiln_o2_0)) {
 // CHECK-NEXT:             return __kiln_o2_0;
 // CHECK-NEXT:         } else {
 // CHECK-NEXT:             return kiln::exp(y) + r * n;
@@ -61,12 +61,12 @@ void log_tensor(const Tensor &);
 // CHECK-NEXT:         bool __kiln_ok1 = false;
 // CHECK-NEXT:         if (flag) {
 // CHECK-NEXT:             kiln::Tensor __kiln_o1_0;
-// CHECK-NEXT:             if ([[T:__kiln__Z8branchesRKN4kiln6TensorEb_[0-9a-f]+]](x, &__kiln_o1_0)) {
+// CHECK-NEXT:             if ([[T:kiln_branches_[0-9a-f]+]](x, &__kiln_o1_0)) {
 // CHECK-NEXT:                 return __kiln_o1_0;
 // CHECK-NEXT:             }
 // CHECK-NEXT:         } else {
 // CHECK-NEXT:             kiln::Tensor __kiln_o1_0;
-// CHECK-NEXT:             if ([[F:__kiln__Z8branchesRKN4kiln6TensorEb_[0-9a-f]+]](x, &__kiln_o1_0)) {
+// CHECK-NEXT:             if ([[F:kiln_branches_[0-9a-f]+]](x, &__kiln_o1_0)) {
 // CHECK-NEXT:                 return __kiln_o1_0;
 // CHECK-NEXT:             }
 // CHECK-NEXT:         }
@@ -96,7 +96,7 @@ void log_tensor(const Tensor &);
 // CHECK-NEXT:     Tensor y = x;
 // CHECK-NEXT:     for (int i = 0; i < n; ++i) {
 // CHECK-NEXT:         kiln::Tensor __kiln_o1_0;
-// CHECK-NEXT:         if (__kiln__Z12runtime_loopRKN4kiln6TensorEi_{{[0-9a-f]+}}(y, i, &__kiln_o1_0)) {
+// CHECK-NEXT:         if (kiln_runtime_loop_{{[0-9a-f]+}}(y, i, &__kiln_o1_0)) {
 // CHECK-NEXT:             y = __kiln_o1_0;
 // CHECK-NEXT:         } else {
 // CHECK-NEXT:             y = kiln::tanh(y) + i;
@@ -116,7 +116,7 @@ void log_tensor(const Tensor &);
 // CHECK-NEXT:     {
 // CHECK-NEXT:         kiln::Tensor __kiln_o1_0;
 // CHECK-NEXT:         kiln::Tensor __kiln_o1_1;
-// CHECK-NEXT:         if ([[S:__kiln__Z7outputsRN4kiln6TensorERKS0_S1__[0-9a-f]+]]_aliased(&y != &x, &y != &out, y.storage() != x.storage()) && [[S]](y, x, &__kiln_o1_0, &__kiln_o1_1)) {
+// CHECK-NEXT:         if ([[S:kiln_outputs_[0-9a-f]+]]_aliased(&y != &x, &y != &out, y.storage() != x.storage()) && [[S]](y, x, &__kiln_o1_0, &__kiln_o1_1)) {
 // CHECK-NEXT:             y.copy_(__kiln_o1_0);
 // CHECK-NEXT:             out = __kiln_o1_1;
 // CHECK-NEXT:         } else {
@@ -136,7 +136,7 @@ struct Layer {
   // CHECK-NEXT: std::pair<Tensor, Tensor> forward(const Tensor &x) const {
   // CHECK-NEXT:     kiln::Tensor __kiln_out0;
   // CHECK-NEXT:     kiln::Tensor __kiln_out1;
-  // CHECK-NEXT:     if (__kiln__ZNK5Layer7forwardERKN4kiln6TensorE_{{[0-9a-f]+}}(x, this->w, x.size(-1), &__kiln_out0, &__kiln_out1))
+  // CHECK-NEXT:     if (kiln_Layer_forward_{{[0-9a-f]+}}(x, this->w, x.size(-1), &__kiln_out0, &__kiln_out1))
   // CHECK-NEXT:         return {__kiln_out0, __kiln_out1};
   // CHECK-NEXT:     {
   // CHECK-NEXT:         return {x * this->w, x.size(-1) * this->w};

@@ -16,7 +16,7 @@ using kiln::Tensor;
 
 // CU:      // Kiln: the CUDA kernels of 'scale_exp' (dump-cuda.cpp:[[@LINE+17]]).
 // CU:      extern "C" __global__ void __launch_bounds__(256)
-// CU-NEXT: [[VEC:__kiln__Z9scale_expRKN4kiln6TensorEd_[0-9a-f]+_k0_f32_vec]](const int64_t n,
+// CU-NEXT: [[VEC:kiln_scale_exp_[0-9a-f]+_k0_f32_vec]](const int64_t n,
 // CU:      op_mul(v0, float(s0)); // mul(x, s)  at dump-cuda.cpp:[[@LINE+15]]:26
 // CU-NEXT: op_exp(v2); // e = exp(%2)  at dump-cuda.cpp:[[@LINE+14]]:14
 // CU-NEXT: op_add(v3, float(1.0)); // add(e, 1.0)  at dump-cuda.cpp:[[@LINE+14]]:12
@@ -29,7 +29,7 @@ using kiln::Tensor;
 // JSON: guards[3].check = "on a CUDA device, this file's CUDA kernels were built (nvcc ran)"
 // TU: #include <kiln/generated.cuh>
 // TU: extern "C" __global__ void __launch_bounds__(256)
-// TU-NEXT: __kiln__Z9scale_expRKN4kiln6TensorEd_{{[0-9a-f]+}}_k0_f32_vec(const int64_t n,
+// TU-NEXT: kiln_scale_exp_{{[0-9a-f]+}}_k0_f32_vec(const int64_t n,
 // FATBIN: alignas(16) const char kiln_fatbin[] =
 [[kiln::compile("dtypes=f32")]] Tensor scale_exp(const Tensor &x, double s) {
   Tensor e = kiln::exp(x * s);

@@ -50,28 +50,28 @@ ir::Loc loc_from(const llvm::json::Value *v) {
 
 // The graph is KIR (locations and names included: the one serialisation
 // of a graph, kiln/passes/text.h); the rest of the spec is JSON around it.
-llvm::json::Value spec_json(const codegen::FunctionSpec &s, bool eager,
-                            const std::string &extra_host) {
+llvm::json::Value spec_json(const codegen::FunctionSpec &s, bool eager) {
   llvm::json::Array args;
   for (codegen::ArgKind k : s.args)
     args.push_back(int64_t(k));
+  llvm::json::Array checks;
+  for (const codegen::CallerCheck &c : s.caller_checks)
+    checks.push_back(llvm::json::Array{c.check, c.message});
   return llvm::json::Object{{"symbol", s.symbol},
                             {"user", s.user_name},
                             {"eager", eager},
                             {"args", std::move(args)},
                             {"loc", loc_json(s.loc)},
                             {"graph", ir::print(s.graph)},
-                            {"host", extra_host}};
+                            {"caller_checks", std::move(checks)}};
 }
 
 // Fails (with why) when the payload is not what spec_json wrote.
 std::string spec_from_json(const llvm::json::Value &v,
-                           codegen::FunctionSpec &s, bool &eager,
-                           std::string &extra_host) {
+                           codegen::FunctionSpec &s, bool &eager) {
   const llvm::json::Object *o = v.getAsObject();
   if (!o)
     return "not an object";
-  extra_host = o->getString("host").value_or("").str();
   s.symbol = o->getString("symbol").value_or("").str();
   s.user_name = o->getString("user").value_or("").str();
   eager = o->getBoolean("eager").value_or(false);
@@ -79,6 +79,15 @@ std::string spec_from_json(const llvm::json::Value &v,
   if (const llvm::json::Array *a = o->getArray("args"))
     for (const llvm::json::Value &k : *a)
       s.args.push_back(codegen::ArgKind(k.getAsInteger().value_or(0)));
+  if (const llvm::json::Array *a = o->getArray("caller_checks"))
+    for (const llvm::json::Value &c : *a) {
+      const llvm::json::Array *pair = c.getAsArray();
+      if (!pair || pair->size() != 2)
+        return "a caller check is not a pair";
+      s.caller_checks.push_back(
+          {(*pair)[0].getAsString().value_or("").str(),
+           (*pair)[1].getAsString().value_or("").str()});
+    }
   std::optional<llvm::StringRef> kir = o->getString("graph");
   if (!kir)
     return "no graph";
@@ -152,14 +161,12 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
     for (const llvm::json::Value &v : *fns) {
       codegen::FunctionSpec spec;
       bool eager = false;
-      std::string extra;
       codegen::FunctionCode code;
-      if (std::string why = spec_from_json(v, spec, eager, extra);
+      if (std::string why = spec_from_json(v, spec, eager);
           why.empty())
         code = generate(spec, eager);
       else
         code.error = "unreadable graph (" + why + ")";
-      code.host += extra;
       if (!code.error.empty()) {
         req.diag.error(fd->getLocation(),
                        "kiln: cannot generate again the fast path of '" + name +
@@ -227,12 +234,10 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
   const bool eager = req.opts.eager_backend;
   std::vector<std::vector<std::string>> symbols(plan.regions.size());
   std::vector<codegen::FunctionCode> codes;
-  std::vector<std::string> extras; // host code beyond codegen's, per spec
   bool reported = false;
   for (const Region &r : plan.regions) {
     std::vector<std::string> syms;
     std::vector<codegen::FunctionSpec> rspecs;
-    std::vector<std::string> rextra;
     std::vector<codegen::FunctionCode> rcodes;
     SourceLocation at = r.stmts.front()->getBeginLoc();
     bool ok = true;
@@ -257,6 +262,7 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
                                           std::to_string(r.index) + "." +
                                           std::to_string(k));
       fs.loc = to_ir_loc(ctx, single ? fd->getLocation() : at);
+      fs.caller_checks = caller_checks(spec);
       codegen::FunctionCode code = generate(fs, eager);
       if (!code.error.empty()) {
         llvm::StringRef why = code.error;
@@ -274,13 +280,8 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
         ok = false;
         break;
       }
-      std::string extra;
-      if (!spec.distinct_objects.empty() || !spec.distinct_storage.empty())
-        extra = aliased_definition(fs.symbol, fs.user_name, spec);
-      code.host += extra;
       syms.push_back(fs.symbol);
       rspecs.push_back(std::move(fs));
-      rextra.push_back(std::move(extra));
       rcodes.push_back(std::move(code));
     }
     if (!ok)
@@ -288,8 +289,6 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
     symbols[r.index - 1] = std::move(syms);
     for (auto &s : rspecs)
       specs.push_back(std::move(s));
-    for (auto &e : rextra)
-      extras.push_back(std::move(e));
     for (auto &c : rcodes)
       codes.push_back(std::move(c));
   }
@@ -321,7 +320,7 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
     mem.inits[vd] = init;
   llvm::json::Array stored;
   for (size_t i = 0; i < specs.size(); ++i)
-    stored.push_back(spec_json(specs[i], eager, extras[i]));
+    stored.push_back(spec_json(specs[i], eager));
   std::string payload;
   llvm::raw_string_ostream(payload) << llvm::json::Value(std::move(stored));
   mark_rewritten(ctx, fd, payload);

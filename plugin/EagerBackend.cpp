@@ -1,5 +1,6 @@
 #include "EagerBackend.h"
 
+#include <kiln/passes/lowered.h>
 #include <kiln/passes/text.h>
 
 #include <llvm/ADT/STLExtras.h>
@@ -207,6 +208,11 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
      << "    o.scalar_dtype = kiln::DType::b8;\n"
      << "    return o;\n  };\n"
      << body << "  kiln::rt::count_compiled();\n  return true;\n}\n\n";
+  low::Program checks;
+  checks.symbol = spec.symbol;
+  checks.user_name = spec.user_name;
+  low::lower_caller_checks(spec, checks);
+  hs << low::print_caller_checks(checks);
   fc.plan = "backend=eager: " + std::to_string(ops) +
             " ops, each run by its eager kernel\n";
   fc.remarks.push_back(

@@ -35,26 +35,21 @@ void mark_rewritten(ASTContext &ctx, FunctionDecl *fd, llvm::StringRef payload) 
       ctx, (kRewrittenPrefix + payload).str(), nullptr, 0));
 }
 
-// `bool <symbol>_aliased(bool distinct0, ...)`: each argument is one
-// assumption of the fast path (two names, two objects or two storages), in
-// the order of the spec's pairs; the first that does not hold is counted
-// and logged as the guard that failed, naming that pair alone.
-std::string aliased_definition(llvm::StringRef symbol, llvm::StringRef user_name,
-                               const RegionSpec &spec) {
-  std::vector<std::string> why;
+// One per pair of the spec, in the order leaf() passes their flags to
+// codegen::caller_checks_symbol(symbol).
+std::vector<codegen::CallerCheck> caller_checks(const RegionSpec &spec) {
+  std::vector<codegen::CallerCheck> checks;
   for (const auto &[a, b] : spec.distinct_objects)
-    why.push_back("'" + a.name() + "' and '" + b.name() + "' are one object");
+    checks.push_back({"'" + a.name() + "' and '" + b.name() +
+                          "' are different objects",
+                      "'" + a.name() + "' and '" + b.name() + "' are one object"});
   for (const auto &[a, b] : spec.distinct_storage)
-    why.push_back("'" + a.name() + "' is updated in place and shares storage with '" +
-                  b.name() + "'");
-  std::string sym = aliased_symbol(symbol), params, body;
-  for (size_t i = 0; i < why.size(); ++i) {
-    params += (i ? ", bool d" : "bool d") + std::to_string(i);
-    body += "  if (!d" + std::to_string(i) + ")\n    return kiln::rt::guard_failed(\"" +
-            user_name.str() + "\", \"" + why[i] + "\");\n";
-  }
-  return "bool " + sym + "(" + params + ") __asm__(\"" + sym + "\");\nbool " + sym +
-         "(" + params + ") {\n" + body + "  return true;\n}\n\n";
+    checks.push_back(
+        {"'" + a.name() + "', updated in place, shares no storage with '" +
+             b.name() + "'",
+         "'" + a.name() + "' is updated in place and shares storage with '" +
+             b.name() + "'"});
+  return checks;
 }
 
 namespace {
@@ -384,7 +379,7 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
     return block(body);
   }
   // Guards the fast path cannot check itself (it does not see every slot),
-  // then the call: <symbol>_aliased(distinct...) counts and logs the first
+  // then the call: <symbol>_aliased(held...) counts and logs the first
   // that fails, as the fast path's own guards do.
   Expr *cond = nullptr;
   auto conj = [&](Expr *e) { cond = cond ? binop(BO_LAnd, cond, e) : e; };
@@ -397,7 +392,7 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
   if (!distinct.empty()) {
     llvm::SmallVector<QualType, 4> bools(distinct.size(), ctx_.BoolTy);
     FunctionDecl *aliased =
-        declare_generated(ctx_, aliased_symbol(symbol), bools, loc_);
+        declare_generated(ctx_, codegen::caller_checks_symbol(symbol), bools, loc_);
     Expr *callee = sema_.BuildDeclRefExpr(aliased, aliased->getType(),
                                           VK_LValue, loc_);
     conj(check(sema_.BuildCallExpr(nullptr, callee, loc_, distinct, loc_),

@@ -56,15 +56,10 @@ std::string rewrite_function(clang::Sema &sema, clang::FunctionDecl *fd,
                              const std::vector<std::vector<std::string>> &symbols,
                              RewriteRecord &record);
 
-// The function a region's rewrite calls to check the aliasing assumptions
-// of specialisation `symbol` that only the caller can see (the host code
-// defines it: it counts and logs the first that fails, returning false).
-inline std::string aliased_symbol(llvm::StringRef symbol) {
-  return (symbol + "_aliased").str();
-}
-// Its definition, for the host code.
-std::string aliased_definition(llvm::StringRef symbol, llvm::StringRef user_name,
-                               const RegionSpec &spec);
+// The assumptions of a region's fast path that only the rewritten caller
+// can check (codegen::FunctionSpec::caller_checks), in the order it passes
+// them.
+std::vector<codegen::CallerCheck> caller_checks(const RegionSpec &spec);
 
 // A rewritten function carries this annotation, followed by what is needed
 // to generate its fast paths again (a PCH holds rewritten bodies).

@@ -49,6 +49,8 @@ std::vector<GuardInfo> guard_infos(const low::Program &p) {
   std::vector<GuardInfo> guards;
   for (const low::Guard &g : low::guards_of(p.entry))
     guards.push_back({g.check, g.message, {}});
+  for (const low::Guard &g : low::guards_of(p.caller_checks))
+    guards.push_back({g.check, g.message, {}});
   const size_t first_variant_guard = guards.size();
   // A check made in several variants is listed once, with its variants.
   for (const low::Variant &v : p.variants)

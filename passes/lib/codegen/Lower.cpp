@@ -17,6 +17,7 @@ low::Program lower_function(const FunctionSpec &spec,
   for (const Variant &v : variants)
     p.variants.push_back(lower_variant(spec, v, opts));
   p.entry = lower_entry(spec, variants);
+  low::lower_caller_checks(spec, p);
   low::pair_sincos(p);
   return p;
 }

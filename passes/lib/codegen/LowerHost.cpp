@@ -711,3 +711,20 @@ Stmts lower_entry(const FunctionSpec &spec,
 }
 
 } // namespace kiln::codegen
+
+namespace kiln::low {
+
+void lower_caller_checks(const codegen::FunctionSpec &spec, Program &p) {
+  p.caller_checks.clear();
+  p.num_caller_checks = spec.caller_checks.size();
+  if (spec.caller_checks.empty())
+    return;
+  p.caller_checks.push_back(
+      decl("constexpr const", "char *", "kFn", str_lit(spec.user_name)));
+  for (auto [i, c] : llvm::enumerate(spec.caller_checks))
+    p.caller_checks.push_back(guard_check(
+        lnot(var("held" + std::to_string(i))), {c.check, c.message}));
+  p.caller_checks.push_back(ret(lit("true")));
+}
+
+} // namespace kiln::low

@@ -300,6 +300,26 @@ std::string print_host(const Program &p) {
   os << "bool " << p.symbol << "(" << params << ") {\n";
   pr.stmts(p.entry, "  ");
   os << "}\n\n";
+  os << print_caller_checks(p);
+  return s;
+}
+
+std::string print_caller_checks(const Program &p) {
+  if (!p.num_caller_checks)
+    return "";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  CPrinter pr{os, Dialect::Cpp};
+  const std::string sym = codegen::caller_checks_symbol(p.symbol);
+  std::string params;
+  for (size_t i = 0; i < p.num_caller_checks; ++i)
+    params += (i ? ", bool held" : "bool held") + std::to_string(i);
+  os << "// What only the caller of the fast path can check (the names it\n"
+        "// sees): each flag is true when its assumption holds.\n";
+  os << "bool " << sym << "(" << params << ") __asm__(\"" << sym << "\");\n";
+  os << "bool " << sym << "(" << params << ") {\n";
+  pr.stmts(p.caller_checks, "  ");
+  os << "}\n\n";
   return s;
 }
 

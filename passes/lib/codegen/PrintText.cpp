@@ -206,6 +206,11 @@ std::string print_text(const Program &p) {
     for (const Kernel &k : v.kernels)
       pr.kernel(k);
   }
+  if (p.num_caller_checks) {
+    os << "caller checks (" << codegen::caller_checks_symbol(p.symbol) << ", "
+       << p.num_caller_checks << " held flags):\n";
+    pr.stmts(p.caller_checks, "  ");
+  }
   return s;
 }
 

@@ -44,13 +44,30 @@ struct Options {
   bool unsafe_math = false;
 };
 
+// An assumption of the fast path that only its caller can check, as it
+// sees names the graph does not (two references to one object, a tensor
+// updated in place sharing storage with another).
+struct CallerCheck {
+  std::string check;   // what must hold, in words
+  std::string message; // what a failure logs
+};
+
 struct FunctionSpec {
   ir::Graph graph;           // as captured; tensor inputs may have any dtype
   std::vector<ArgKind> args; // one per graph argument, in arg_index order
   std::string user_name;     // the user's function, for logs ("sin_plus_cos")
   std::string symbol;        // the fast-path function's symbol
   ir::Loc loc;               // where the user's function is
+  // The caller evaluates each and passes it, true when it holds, to
+  // caller_checks_symbol(symbol), which logs the first that fails.
+  std::vector<CallerCheck> caller_checks;
 };
+
+// `bool <symbol>_aliased(bool held0, ...)`: the host code's function that
+// checks a FunctionSpec's caller_checks (none when it has none).
+inline std::string caller_checks_symbol(const std::string &symbol) {
+  return symbol + "_aliased";
+}
 
 // A remark for the user: where, and what Kiln did or could not do.
 struct Remark {

@@ -292,6 +292,10 @@ struct Program {
   bool cuda = true; // CUDA kernels were generated
   Stmts entry;      // defined/device guards and the dtype dispatch
   std::vector<Variant> variants;
+  // The body of codegen::caller_checks_symbol(symbol), over its bool
+  // parameters held0... (one per caller check); empty when there are none.
+  Stmts caller_checks;
+  size_t num_caller_checks = 0;
 };
 
 // ---- walking ----
@@ -306,6 +310,11 @@ std::vector<Guard> guards_of(const Stmts &body);
 // C++ for the host: the fast-path functions (variant functions with their
 // CPU loops, then the entry function). CUDA: every kernel of every variant.
 std::string print_host(const Program &p);
+// Program::caller_checks of `spec`: one GuardCheck per caller check.
+void lower_caller_checks(const codegen::FunctionSpec &spec, Program &p);
+// The caller-checks function alone (print_host includes it); for host code
+// that is not otherwise lowered (backend=eager).
+std::string print_caller_checks(const Program &p);
 std::string print_cuda(const Program &p);
 // The lowered program as text (kiln-opt --emit=lowered).
 std::string print_text(const Program &p);

@@ -452,7 +452,7 @@ void launch_epilogue(const GemmArgs &g, int device, bool read_d, bool add_bias,
   dispatch_dtype(g.d_dtype, [&]<class D>() {
     if constexpr (std::is_floating_point_v<D> || std::is_same_v<D, half> ||
                   std::is_same_v<D, bfloat16>)
-      gemm_epilogue_kernel<D><<<grid, block>>>(a);
+      gemm_epilogue_kernel<D><<<grid, block, 0, stream_of(device)>>>(a);
   });
   after_launch("gemm_epilogue", rt::epilogue_name(a.act), g.d_dtype, a.total,
                grid, block, device);
@@ -481,12 +481,16 @@ void cuda_gemm(const GemmArgs &g, Device dev) {
   const Plan &plan = find_plan(g, device, use_c, tf32, batch, lt);
   Descs ds;
   make_descs(g, plan.call, batch, ds);
-  void *ws = plan.workspace ? cuda_alloc(plan.workspace, device, kFn) : nullptr;
+  // On the calling thread's current stream (kiln/interop.h), as every
+  // eager kernel; the workspace comes from that stream's blocks.
+  const cudaStream_t stream = stream_of(device);
+  void *ws =
+      plan.workspace ? cuda_alloc(plan.workspace, device, stream, kFn) : nullptr;
   cublasStatus_t s = lt_api().cublasLtMatmul(
       lt.handle, &ds.op, f64 ? (const void *)&alpha64 : &alpha32, g.b, &ds.a,
       g.a, &ds.b, f64 ? (const void *)&beta64 : &beta32, use_c ? g.c : g.d,
-      &ds.c, g.d, &ds.d, &plan.algo, ws, plan.workspace, cudaStream_t(0));
-  cuda_free(ws, plan.workspace, device);
+      &ds.c, g.d, &ds.d, &plan.algo, ws, plan.workspace, stream);
+  cuda_free(ws, plan.workspace, device, stream);
   lt_check(s, "cublasLtMatmul");
   rt::bump(rt::kLaunches);
   if (rt::log_enabled(rt::kLogKernels))

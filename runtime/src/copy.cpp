@@ -158,9 +158,10 @@ Tensor from_vector(const std::vector<T> &v, Dims shape, Device dev) {
 }
 
 #define KILN_INSTANTIATE(T)                                                    \
-  template std::vector<T> Tensor::to_vector<T>() const;                        \
-  template T Tensor::item<T>() const;                                          \
-  template Tensor from_vector<T>(const std::vector<T> &, Dims, Device);
+  template KILN_EXPORT std::vector<T> Tensor::to_vector<T>() const;            \
+  template KILN_EXPORT T Tensor::item<T>() const;                              \
+  template KILN_EXPORT Tensor from_vector<T>(const std::vector<T> &, Dims,     \
+                                             Device);
 KILN_INSTANTIATE(float)
 KILN_INSTANTIATE(double)
 KILN_INSTANTIATE(int32_t)

@@ -114,9 +114,8 @@ void make_offset_calc(const Dims &out_sizes,
 }
 
 #define KILN_INSTANTIATE(N)                                                    \
-  template void make_offset_calc<N>(const Dims &,                              \
-                                    std::initializer_list<const Tensor *>,     \
-                                    OffsetCalc<N> &);
+  template KILN_EXPORT void make_offset_calc<N>(                               \
+      const Dims &, std::initializer_list<const Tensor *>, OffsetCalc<N> &);
 KILN_INSTANTIATE(1)
 KILN_INSTANTIATE(2)
 KILN_INSTANTIATE(3)

@@ -9,3 +9,7 @@
 
 #define KILN_API_BEGIN _Pragma("GCC visibility push(default)")
 #define KILN_API_END _Pragma("GCC visibility pop")
+// On an explicit instantiation of a public template in the library's
+// sources: GCC gives an instantiation the visibility in force where it is
+// made (hidden there), whatever the template's declaration says.
+#define KILN_EXPORT __attribute__((visibility("default")))

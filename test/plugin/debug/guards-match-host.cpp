@@ -7,6 +7,9 @@
 // RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/norm | FileCheck %s --check-prefix=NORM
 // RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/centred | FileCheck %s --check-prefix=CENTRED
 // RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/two_regions | FileCheck %s --check-prefix=REGIONS
+// RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/aliased | FileCheck %s --check-prefix=ALIASED
+// RUN: FileCheck %s --check-prefix=ALIASED-HOST < %t.dir/guards-match-host.cpp/aliased/host.cpp
+// RUN: FileCheck %s --check-prefix=ALIASED-LOWERED < %t.dir/guards-match-host.cpp/aliased/lowered.txt
 // With CUDA on (kernels generated, nvcc not run under -fsyntax-only).
 // RUN: %if nvcc %{ rm -rf %t.cuda %}
 // RUN: %if nvcc %{ %kiln_cxx -fsyntax-only -fplugin-arg-kiln-debug-dir=%t.cuda %s %}
@@ -46,4 +49,25 @@ void log_tensor(const Tensor &);
   Tensor y = kiln::softmax(x, 0);
   log_tensor(y);
   return kiln::sum(y * x, -1);
+}
+
+// What only the caller can check (the names it sees) is a guard like any
+// other: in the lowered program, the host code and explain.json alike.
+// ALIASED: aliased: {{[0-9]+}} guard messages match
+// ALIASED-HOST: bool [[S:kiln_aliased_[0-9a-f]+]]_aliased(bool held0, bool held1) __asm__("[[S]]_aliased");
+// ALIASED-HOST-NEXT: bool [[S]]_aliased(bool held0, bool held1) {
+// ALIASED-HOST-NEXT:   constexpr const char *kFn = "aliased";
+// ALIASED-HOST-NEXT:   if (!held0)
+// ALIASED-HOST-NEXT:     return kiln::rt::guard_failed(kFn, "'s' and 'c' are one object");
+// ALIASED-HOST-NEXT:   if (!held1)
+// ALIASED-HOST-NEXT:     return kiln::rt::guard_failed(kFn, "'y' is updated in place and shares storage with 'x'");
+// ALIASED-HOST-NEXT:   return true;
+// ALIASED-LOWERED: caller checks (kiln_aliased_{{[0-9a-f]+}}_aliased, 2 held flags):
+// ALIASED-LOWERED-NEXT: kFn
+// ALIASED-LOWERED-NEXT: guard 's' and 'c' are different objects
+[[kiln::compile]] void aliased(Tensor &y, const Tensor &x, Tensor &s,
+                               Tensor &c) {
+  y += x * 2;
+  s = kiln::sin(x);
+  c = kiln::cos(x);
 }

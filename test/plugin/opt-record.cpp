@@ -13,14 +13,14 @@
 // CHECK: --- !Passed
 // CHECK-NEXT: Pass: kiln
 // CHECK-NEXT: Name: Compiled
-// CHECK-NEXT: DebugLoc: { File: '{{.*}}opt-record.cpp',{{[[:space:]]+}}Line: [[@LINE+18]], Column: {{[0-9]+}} }
+// CHECK-NEXT: DebugLoc: { File: '{{.*}}opt-record.cpp',{{[[:space:]]+}}Line: [[@LINE+18]],{{[[:space:]]+}}Column: {{[0-9]+}}{{[[:space:]]*}}}
 // CHECK-NEXT: Function: scaled
 // CHECK-NEXT: Args:
 // CHECK-NEXT: - String: 'kiln: compiled ''scaled'': 2 ops captured
 // CHECK: --- !Missed
 // CHECK-NEXT: Pass: kiln
 // CHECK-NEXT: Name: GraphBreak
-// CHECK-NEXT: DebugLoc: { File: '{{.*}}opt-record.cpp',{{[[:space:]]+}}Line: [[@LINE+17]], Column: {{[0-9]+}} }
+// CHECK-NEXT: DebugLoc: { File: '{{.*}}opt-record.cpp',{{[[:space:]]+}}Line: [[@LINE+17]],{{[[:space:]]+}}Column: {{[0-9]+}}{{[[:space:]]*}}}
 // CHECK-NEXT: Function: with_break
 // CHECK-NEXT: Args:
 // CHECK-NEXT: - String: 'kiln: graph break in ''with_break'': call to ''opaque''

@@ -14,7 +14,7 @@
 // RUN: %kiln_cxx_eager -c %S/../Inputs/fuzz_opaque.cpp -o %t.opaque.o
 // RUN: %kiln_cxx_eager %t.o %t.opaque.o %kiln_link -o %t
 // RUN: %t 2>&1 | FileCheck %s --allow-unused-prefixes --check-prefixes=CHECK,%compiled
-// REMARK: [[@LINE+33]]:5: remark: kiln: 'copy_not_updated' is compiled as two regions from here: in-place update of 'y', a contiguous() of a tensor from outside the region (that tensor or a copy of it), is not supported yet
+// REMARK: [[@LINE+33]]:5: remark: kiln: 'copy_not_updated' is compiled as two regions from here: in-place operator '+=' on 'y', a contiguous() of a tensor from outside the region (that tensor or a copy of it), is not supported yet
 // COMPILED: CASE 0 STATS compiled=2 fallback=0 guard_failures=0
 // CHECK: CASE 0 RESULT ok
 // COMPILED: CASE 1 STATS compiled=2 fallback=0 guard_failures=0

@@ -1,6 +1,7 @@
 // NVTX ranges for Nsight Systems, seen by a stand-in tool: one per eager op
 // (named after it) and per kernel launch inside it (named after the
-// kernel: a compiled function's say whose they are); none with
+// kernel: a compiled function's say whose they are), one per compiled call
+// (named after the user's function) around its kernels; none with
 // KILN_NVTX=0.
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir -p %t
@@ -12,7 +13,9 @@
 // CHECK-NEXT: nvtx: push kiln/sin
 // CHECK-NEXT: nvtx: pop kiln
 // CHECK-NEXT: nvtx: pop kiln
+// COMPILED-NEXT: nvtx: push kiln/scaled_sin
 // COMPILED-NEXT: nvtx: push kiln/kiln_scaled_sin_{{[0-9a-f]+}}_k0_f32_
+// COMPILED-NEXT: nvtx: pop kiln
 // COMPILED-NEXT: nvtx: pop kiln
 // COMPILED: compiled_calls 1
 // With every guard made to fail, the original body's eager ops instead.

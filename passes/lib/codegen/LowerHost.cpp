@@ -631,6 +631,10 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
     else
       h.pointwise_space(ki, k);
   h.cuda_guard();
+  // Every guard passed: in Nsight Systems the call's kernels sit inside a
+  // range named after the user's function.
+  h.body.push_back(decl("const", "kiln::rt::NvtxRange", "nvtx_call",
+                        call("kiln::rt::NvtxRange", {nm("kFn")})));
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
     if (k.kind == sched::Kernel::Kind::Reduction)
       h.launch_reduction(int(ki), k, kernel_of(int(ki), Target::Cuda),

@@ -11,9 +11,28 @@ export LD_LIBRARY_PATH="$root/.bench:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader > "$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
+if [ "${1:-}" = torch-modes ]; then
+  for m in ${MODES:-max-autotune-no-cudagraphs}; do
+    python3 "$root/bench/torch_bench.py" --reps "${REPS:-50}" --modes "$m" 2>"$out/torch_$m.err" \
+      | tee "$out/torch_$m.jsonl"
+  done
+  exit 0
+fi
 "$root/.bench/kiln_bench" --reps "${REPS:-50}" | tee "$out/kiln.jsonl"
 python3 "$root/bench/torch_bench.py" --reps "${REPS:-50}" 2>"$out/torch.err" | tee "$out/torch.jsonl"
-python3 "$root/bench/first_call.py" --kiln "$root/.bench/kiln_bench" \
-  --torch "$root/bench/torch_bench.py" | tee "$out/first_call.jsonl"
+# Other torch.compile modes compile for minutes: MODES=... runs them (alone:
+# `bash bench/device_run.sh torch-modes`, when one command would not fit the
+# device tool's 10 minutes). For kernel time, max-autotune-no-cudagraphs:
+# max-autotune's CUDA graphs copy every non-parameter input into the graph's
+# own buffers on each replay (256 MB more traffic for sin(x)+cos(y)).
+for m in ${MODES:-}; do
+  python3 "$root/bench/torch_bench.py" --reps "${REPS:-50}" --modes "$m" 2>"$out/torch_$m.err" \
+    | tee "$out/torch_$m.jsonl"
+done
+# FIRST_CALL=0 leaves out the fresh-process runs (about 3 minutes).
+if [ "${FIRST_CALL:-1}" != 0 ]; then
+  python3 "$root/bench/first_call.py" --kiln "$root/.bench/kiln_bench" \
+    --torch "$root/bench/torch_bench.py" | tee "$out/first_call.jsonl"
+fi
 cp "$root/.bench/build_cost.json" "$out/" 2>/dev/null || true
 python3 "$root/bench/report.py" "$out" --out "$out/results.md"

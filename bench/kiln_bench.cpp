@@ -1,7 +1,10 @@
 // Kiln's side of the benchmark: each workload eager (the original bodies,
 // kiln::set_compiled_enabled(false)) and compiled, timed with CUDA events
-// (median of many calls after warm-up), on fresh random inputs, checked
-// against each other, with the compiled path proven to run (kiln::stats).
+// on fresh random inputs, checked against each other, with the compiled
+// path proven to run (kiln::stats). Two figures per side, never mixed:
+// kernel time (20 back-to-back calls between one pair of events, / 20: the
+// host runs ahead, as in Triton's do_bench) and single-call latency (one
+// call per event pair: host overhead included). Medians of --reps.
 // Prints one JSON object per line; bench/report.py makes the table.
 //
 //   kiln_bench [--device cuda|cpu] [--quick] [--reps N] [--only NAME]
@@ -38,19 +41,29 @@ struct Workload {
   double bytes_alg; // bytes the algorithm must move when more (0: same)
   double tol;       // compiled vs eager, relative
   std::function<Tensor()> call;
+  double flops = 0; // matrix products: 2*M*N*K per product (floor by FLOPs)
 };
+
+// Calls per event pair for kernel time.
+constexpr int kBackToBack = 20;
 
 void run(const Options &o, const Workload &w) {
   if (!o.only.empty() && std::string(w.name).find(o.only) == std::string::npos)
     return;
   std::printf("{\"workload\": \"%s\", \"shape\": \"%s\", \"device\": \"%s\", "
-              "\"bytes\": %.0f, \"bytes_alg\": %.0f",
-              w.name, w.shape, o.dev.str().c_str(), w.bytes, w.bytes_alg);
+              "\"bytes\": %.0f, \"bytes_alg\": %.0f, \"flops\": %.0f",
+              w.name, w.shape, o.dev.str().c_str(), w.bytes, w.bytes_alg, w.flops);
+  auto single = [&] {
+    return kiln::median(kiln::time_calls(o.dev, [&] { w.call(); }, 3, o.reps));
+  };
+  auto kernel = [&] {
+    return kiln::median(
+        kiln::time_calls(o.dev, [&] { w.call(); }, 3, o.reps, kBackToBack));
+  };
   try {
     kiln::set_compiled_enabled(false);
     Tensor eager = w.call();
-    double eager_ms =
-        kiln::median(kiln::time_calls(o.dev, [&] { w.call(); }, 3, o.reps));
+    double eager_ms = single(), eager_kt = kernel();
     kiln::set_compiled_enabled(true);
     kiln::reset_stats();
     Tensor compiled = w.call();
@@ -58,12 +71,12 @@ void run(const Options &o, const Workload &w) {
     kiln::Stats st = kiln::stats();
     bool ran = st.compiled_calls == 1;
     double diff = rel_diff(compiled, eager);
-    std::printf(", \"eager_ms\": %.6f", eager_ms);
+    std::printf(", \"eager_ms\": %.6f, \"eager_kt_ms\": %.6f", eager_ms, eager_kt);
     if (ran) {
-      double ms =
-          kiln::median(kiln::time_calls(o.dev, [&] { w.call(); }, 3, o.reps));
-      std::printf(", \"compiled_ms\": %.6f, \"kernels_per_call\": %llu",
-                  ms, (unsigned long long)st.kernel_launches);
+      double ms = single(), kt = kernel();
+      std::printf(", \"compiled_ms\": %.6f, \"compiled_kt_ms\": %.6f, "
+                  "\"kernels_per_call\": %llu",
+                  ms, kt, (unsigned long long)st.kernel_launches);
     } else {
       std::printf(", \"compiled\": \"unsupported\"");
     }
@@ -163,6 +176,8 @@ int main(int argc, char **argv) {
   std::snprintf(s2, sizeof s2, "%lldx%lld f32", (long long)srows, (long long)scols);
   run(o, {"softmax", s2, 8.0 * srows * scols, 0, 1e-5,
           [&] { return softmax_rows(sx); }});
+  run(o, {"softmax, composed", s2, 8.0 * srows * scols, 0, 1e-5,
+          [&] { return softmax_composed(sx); }});
 
   const int64_t lrows = o.quick ? 64 : 16384, lcols = 4096;
   Tensor lx = kiln::randn({lrows, lcols}, kiln::f32, d);
@@ -171,6 +186,8 @@ int main(int argc, char **argv) {
   std::snprintf(s3, sizeof s3, "%lldx%lld f32", (long long)lrows, (long long)lcols);
   run(o, {"layer norm", s3, 8.0 * lrows * lcols, 0, 1e-5,
           [&] { return layer_norm_rows(lx, lw, lb); }});
+  run(o, {"layer norm, composed", s3, 8.0 * lrows * lcols, 0, 1e-5,
+          [&] { return layer_norm_composed(lx, lw, lb); }});
 
   Tensor rx = lx.to(kiln::bf16), rw = lw.to(kiln::bf16);
   char s4[64];
@@ -179,6 +196,36 @@ int main(int argc, char **argv) {
   // to bf16 (one bf16 ulp apart at most).
   run(o, {"RMS norm", s4, 4.0 * lrows * lcols, 0, 1e-2,
           [&] { return rms_norm_rows(rx, rw); }});
+
+  // Matrix products: the floor is FLOPs over the matrix units' rate, not
+  // bytes (report.py). bf16 as models run them; f32 with TF32 off.
+  if (d.is_cuda() || o.quick) {
+    const int64_t M = o.quick ? 64 : 8192, K = o.quick ? 64 : 4096, N = K;
+    Tensor mx = kiln::randn({M, K}, kiln::bf16, d);
+    Tensor mw = (kiln::randn({N, K}, kiln::f32, d) * (1.0 / std::sqrt(double(K)))).to(kiln::bf16);
+    Tensor mb = kiln::randn({N}, kiln::bf16, d);
+    char s5[96];
+    std::snprintf(s5, sizeof s5, "%lldx%lld @ %lldx%lld bf16", (long long)M,
+                  (long long)K, (long long)K, (long long)N);
+    double fl = 2.0 * M * N * K;
+    run(o, {"linear+bias+tanh-GELU", s5, 2.0 * (M * K + N * K + N + M * N), 0, 1e-2,
+            [&] { return linear_bias_gelu(mx, mw, mb); }, fl});
+    const int64_t H = 4 * K;
+    Tensor w1 = (kiln::randn({H, K}, kiln::f32, d) * (1.0 / std::sqrt(double(K)))).to(kiln::bf16);
+    Tensor w2 = (kiln::randn({K, H}, kiln::f32, d) * (1.0 / std::sqrt(double(H)))).to(kiln::bf16);
+    Tensor b1 = kiln::randn({H}, kiln::bf16, d), b2 = kiln::randn({K}, kiln::bf16, d);
+    char s6[96];
+    std::snprintf(s6, sizeof s6, "%lldx%lld, %lld->%lld->%lld bf16", (long long)M,
+                  (long long)K, (long long)K, (long long)H, (long long)K);
+    run(o, {"MLP block (+residual)", s6, 2.0 * (2 * M * K + 2 * H * K + H + K), 0, 1e-2,
+            [&] { return mlp_block(mx, w1, b1, w2, b2); }, 4.0 * M * H * K});
+    const int64_t S = o.quick ? 64 : 4096;
+    Tensor fa = kiln::randn({S, S}, kiln::f32, d), fb = kiln::randn({S, S}, kiln::f32, d);
+    char s7[64];
+    std::snprintf(s7, sizeof s7, "%lld^3 f32 (no TF32)", (long long)S);
+    run(o, {"matmul f32", s7, 12.0 * S * S, 0, 1e-5,
+            [&] { return matmul_plain(fa, fb); }, 2.0 * S * S * S});
+  }
 
   Tensor tx = kiln::randn({4096}, kiln::f32, d), ty = kiln::randn({4096}, kiln::f32, d);
   run_small(o, "small sin+cos", "4096 f32", [&] { return sin_plus_cos(tx, ty); });

@@ -1,9 +1,12 @@
 """PyTorch's side of the benchmark: the same workloads, shapes and dtypes
 as bench/kiln_bench.cpp, in PyTorch eager and torch.compile, timed the same
-way (CUDA events around each call, median of many calls after warm-up).
+way (CUDA events, median of many batches after warm-up), two figures each:
+kernel time (20 back-to-back calls per event pair, / 20, as Triton's
+do_bench sees it) and single-call latency (one call per event pair).
+torch.compile in each mode of --modes (default, max-autotune, ...).
 Prints one JSON object per line; bench/report.py makes the table.
 
-    python3 torch_bench.py [--reps N]
+    python3 torch_bench.py [--reps N] [--modes default,max-autotune] [--only NAME]
     python3 torch_bench.py --first-call [--eager]
 """
 import argparse
@@ -14,6 +17,7 @@ import time
 
 T0 = time.perf_counter()
 import torch  # noqa: E402
+import torch._dynamo  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 
@@ -56,6 +60,30 @@ def rms_norm_rows(x, w):
     return F.rms_norm(x, (x.shape[-1],), w, 1e-6)
 
 
+def softmax_composed(x):
+    e = torch.exp(x - torch.amax(x, -1, keepdim=True))
+    return e / torch.sum(e, -1, keepdim=True)
+
+
+def layer_norm_composed(x, w, b):
+    mu = torch.mean(x, -1, keepdim=True)
+    d = x - mu
+    var = torch.mean(d * d, -1, keepdim=True)
+    return d * torch.rsqrt(var + 1e-5) * w + b
+
+
+def linear_bias_gelu(x, w, b):
+    return F.gelu(F.linear(x, w, b), approximate="tanh")
+
+
+def matmul_plain(a, b):
+    return a @ b
+
+
+def mlp_block(x, w1, b1, w2, b2):
+    return x + F.linear(F.gelu(F.linear(x, w1, b1), approximate="tanh"), w2, b2)
+
+
 def layer_norm_gelu(x, w, b):
     return F.gelu(F.layer_norm(x, (x.shape[-1],), w, b, 1e-5), approximate="tanh")
 
@@ -88,21 +116,37 @@ def rel_diff(a, b):
     return num / den if den > 0 else num
 
 
+BACK_TO_BACK = 20
+OPTS = argparse.Namespace(modes=["default"], only=None)
+
+
 def run(name, fn, args, reps):
+    if OPTS.only and OPTS.only not in name:
+        return
     rec = {"workload": name, "impl": "torch"}
     try:
         eager = fn(*args)
-        rec["eager_ms"] = median(time_calls(lambda: fn(*args), 3, reps))
-        compiled_fn = torch.compile(fn)
-        out = compiled_fn(*args)
-        rec["compile_rel_diff"] = rel_diff(out, eager)
-        rec["compiled_ms"] = median(time_calls(lambda: compiled_fn(*args), 3, reps))
+        call = lambda: fn(*args)
+        if "default" in OPTS.modes:  # other modes' runs add to this one's record
+            rec["eager_ms"] = median(time_calls(call, 3, reps))
+            rec["eager_kt_ms"] = median(time_calls(call, 3, reps, BACK_TO_BACK))
+        for mode in OPTS.modes:
+            key = "compiled" if mode == "default" else "compiled_" + mode.replace("-", "_")
+            torch._dynamo.reset()
+            compiled_fn = torch.compile(fn, mode=None if mode == "default" else mode)
+            out = compiled_fn(*args)
+            rec[key + "_rel_diff"] = rel_diff(out, eager)
+            ccall = lambda: compiled_fn(*args)
+            rec[key + "_ms"] = median(time_calls(ccall, 3, reps))
+            rec[key + "_kt_ms"] = median(time_calls(ccall, 3, reps, BACK_TO_BACK))
     except Exception as e:  # report, never invent a number
         rec["error"] = f"{type(e).__name__}: {e}"[:300]
     print(json.dumps(rec), flush=True)
 
 
 def run_small(name, fn, args, reps):
+    if (OPTS.only and OPTS.only not in name) or "default" not in OPTS.modes:
+        return
     rec = {"workload": name, "impl": "torch", "small": True}
     try:
         rec["eager_us"] = median(time_calls(lambda: fn(*args), 100, reps, 200)) * 1e3
@@ -119,7 +163,12 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--first-call", action="store_true")
     ap.add_argument("--eager", action="store_true")
+    ap.add_argument("--modes", default="default",
+                    help="torch.compile modes, comma-separated (default, max-autotune, ...)")
+    ap.add_argument("--only", help="only workloads whose name contains this")
     a = ap.parse_args()
+    OPTS.modes = a.modes.split(",")
+    OPTS.only = a.only
     dev = "cuda"
     if a.first_call:
         # Process start to the first result of sin(x) + cos(y) on 2^20 floats.
@@ -143,10 +192,26 @@ def main():
     run("where(sum(x)>t,2x,x)", where_sum, (x, 0.0), reps)
     sx = torch.randn(32768, 1024, device=dev)
     run("softmax", softmax_rows, (sx,), reps)
+    run("softmax, composed", softmax_composed, (sx,), reps)
     lx = torch.randn(16384, 4096, device=dev)
     lw, lb = torch.randn(4096, device=dev), torch.randn(4096, device=dev)
     run("layer norm", layer_norm_rows, (lx, lw, lb), reps)
+    run("layer norm, composed", layer_norm_composed, (lx, lw, lb), reps)
     run("RMS norm", rms_norm_rows, (lx.bfloat16(), lw.bfloat16()), reps)
+    # Matrix products, the shapes of bench/kiln_bench.cpp; f32 without TF32.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    M, K = 8192, 4096
+    N, H = K, 4 * K
+    mx = torch.randn(M, K, device=dev).bfloat16()
+    mw = (torch.randn(N, K, device=dev) / math.sqrt(K)).bfloat16()
+    mb = torch.randn(N, device=dev).bfloat16()
+    run("linear+bias+tanh-GELU", linear_bias_gelu, (mx, mw, mb), reps)
+    w1 = (torch.randn(H, K, device=dev) / math.sqrt(K)).bfloat16()
+    w2 = (torch.randn(K, H, device=dev) / math.sqrt(H)).bfloat16()
+    b1, b2 = torch.randn(H, device=dev).bfloat16(), torch.randn(K, device=dev).bfloat16()
+    run("MLP block (+residual)", mlp_block, (mx, w1, b1, w2, b2), reps)
+    fa, fb = torch.randn(4096, 4096, device=dev), torch.randn(4096, 4096, device=dev)
+    run("matmul f32", matmul_plain, (fa, fb), reps)
     tx, ty = torch.randn(4096, device=dev), torch.randn(4096, device=dev)
     run_small("small sin+cos", sin_plus_cos, (tx, ty), reps)
     gx = torch.randn(32, 1024, device=dev)

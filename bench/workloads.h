@@ -52,3 +52,37 @@ using kiln::Tensor;
                                          const Tensor &b) {
   return kiln::gelu(kiln::layer_norm(x, w, b, 1e-5), "tanh");
 }
+
+// The row ops as users also write them, from their parts: the capture and
+// the scheduler should reach the same one-kernel plans as the library calls.
+[[kiln::compile]] Tensor softmax_composed(const Tensor &x) {
+  Tensor e = kiln::exp(x - kiln::amax(x, -1, true));
+  return e / kiln::sum(e, -1, true);
+}
+
+[[kiln::compile]] Tensor layer_norm_composed(const Tensor &x, const Tensor &w,
+                                             const Tensor &b) {
+  Tensor mu = kiln::mean(x, -1, true);
+  Tensor d = x - mu;
+  Tensor var = kiln::mean(d * d, -1, true);
+  return d * kiln::rsqrt(var + 1e-5) * w + b;
+}
+
+// Matrix products (issue 13). Kiln compiles no matmul yet: these stay
+// eager (one cuBLASLt call, the bias fused as its epilogue, then the
+// activation as its own kernel), and the table says so.
+[[kiln::compile]] Tensor linear_bias_gelu(const Tensor &x, const Tensor &w,
+                                          const Tensor &b) {
+  return kiln::gelu(kiln::linear(x, w, b), "tanh");
+}
+
+[[kiln::compile]] Tensor matmul_plain(const Tensor &a, const Tensor &b) {
+  return kiln::matmul(a, b);
+}
+
+[[kiln::compile]] Tensor mlp_block(const Tensor &x, const Tensor &w1,
+                                   const Tensor &b1, const Tensor &w2,
+                                   const Tensor &b2) {
+  Tensor h = kiln::gelu(kiln::linear(x, w1, b1), "tanh");
+  return x + kiln::linear(h, w2, b2);
+}

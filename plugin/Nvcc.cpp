@@ -123,13 +123,16 @@ static std::string gpus_present() {
   for (llvm::sys::fs::directory_iterator it("/proc/driver/nvidia/gpus", ec), end;
        it != end && !ec; it.increment(ec)) {
     std::string info;
-    if (read_file(it->path() + "/information", info))
-      models.push_back(llvm::StringRef(info).split('\n').first.str());
+    if (read_file(it->path() + "/information", info)) {
+      llvm::StringRef model = llvm::StringRef(info).split('\n').first;
+      model.consume_front("Model:");
+      models.push_back(model.trim().str());
+    }
   }
   std::sort(models.begin(), models.end());
   std::string all;
   for (const std::string &m : models)
-    all += m + ";";
+    all += (all.empty() ? "" : ", ") + m;
   return all;
 }
 
@@ -142,7 +145,10 @@ std::vector<std::string> cuda_arch_flags(llvm::StringRef spec,
       from = "KILN_CUDA_ARCH";
       key = *env;
     } else {
-      key = kDefaultCudaArch;
+      // The GPUs of this machine where it has any (what torch.compile
+      // builds for), else a portable list. A program moved to a GPU its
+      // kernels cannot run on runs its original bodies (a guard checks).
+      key = gpus_present().empty() ? kDefaultCudaArch : "native";
     }
   } else {
     key = spec.str();
@@ -161,7 +167,7 @@ std::vector<std::string> cuda_arch_flags(llvm::StringRef spec,
         error = from + "=native, but this machine has no NVIDIA GPU";
         return {};
       }
-      key += "|" + gpus;
+      key += " (" + gpus + ")";
       flags.push_back("-arch=native");
     } else if (digits.consume_front("sm_") && !digits.empty() &&
                llvm::isDigit(digits[0])) {

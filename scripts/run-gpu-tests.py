@@ -75,16 +75,26 @@ for name in sorted(os.listdir(tests)):
         continue
     if args.only and not re.search(args.only, name):
         continue
+    # As the test's RUN line runs it: `env VAR=value ... %t`, and `2>&1`
+    # (stderr checked with stdout, in order).
+    run_line = next((l for l in open(path + ".cpp") if "RUN:" in l and re.search(r"%t( |$)", l)), "")
+    test_env = dict(env)
+    m = re.search(r"env ((?:\w+=\S+ )+)%t", run_line)
+    for kv in (m.group(1).split() if m else []):
+        k, v = kv.split("=", 1)
+        test_env[k] = v
+    both = "2>&1" in run_line
     try:
-        p = subprocess.run(wrap + [path], capture_output=True, text=True, env=env,
-                           timeout=420 if wrap else 300)
+        p = subprocess.run(wrap + [path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT if both else subprocess.PIPE,
+                           text=True, env=test_env, timeout=420 if wrap else 300)
     except subprocess.TimeoutExpired:
         results.append((name, "FAIL", "timed out"))
         continue
     err = check(path + ".cpp", p.stdout) if p.returncode == 0 else f"exit {p.returncode}"
     results.append((name, "PASS" if not err else "FAIL", err or p.stdout.strip().splitlines()[-1]))
     if err:
-        print(p.stdout[-3000:], p.stderr[-2000:])
+        print(p.stdout[-3000:], (p.stderr or "")[-2000:])
 unit = os.path.join(tests, "kiln_unit_tests")
 if os.path.exists(unit) and (not args.only or re.search(args.only, "kiln_unit_tests")):
     # Under a sanitizer: the CUDA tests, but the one whose cudaMalloc of

@@ -20,7 +20,9 @@ for src in $(grep -rl --include=*.cpp "REQUIRES:.*cuda-gpu" "$root"/test); do
       -o "$out/$name.$(basename "$rel" .cpp).o"
     extra+=("$out/$name.$(basename "$rel" .cpp).o")
   done
-  clang++-19 -O2 -fplugin="$($cfg --plugin)" $($cfg --cxxflags) -I"$root/test/Inputs" \
+  # Plugin arguments the test's RUN lines give (e.g. the architectures).
+  args=($(grep '// RUN:' "$src" | grep -o -- '-fplugin-arg-kiln-[^ ]*' | sort -u || true))
+  clang++-19 -O2 -fplugin="$($cfg --plugin)" "${args[@]}" $($cfg --cxxflags) -I"$root/test/Inputs" \
     -I"$root/test/fuzz/Inputs" "$src" "${extra[@]}" $($cfg --ldflags) -o "$out/$name"
   rm -f "${extra[@]}"
   cp "$src" "$out/$name.cpp"

@@ -8,6 +8,8 @@
 #include <kiln/rt.h>
 
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 namespace kiln::rt {
 
@@ -21,9 +23,88 @@ static const char *const kFn = "kiln::rt::launch";
                cudaGetErrorName(e));
 }
 
+// The module's library, loaded once per process (0 and the error if the
+// driver refuses it). Called with `mu` held.
+static std::mutex mu;
+
+static void *load_library(KernelModule &m, cudaError_t &err) {
+  err = cudaSuccess;
+  void *lib = m.library.load(std::memory_order_acquire);
+  if (!lib) {
+    cudaLibrary_t l = nullptr;
+    err = cudaLibraryLoadData(&l, m.image, nullptr, nullptr, 0, nullptr,
+                              nullptr, 0);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    lib = l;
+    m.library.store(lib, std::memory_order_release);
+  }
+  return lib;
+}
+
+static std::unordered_map<const KernelModule *, std::string> &load_errors() {
+  static std::unordered_map<const KernelModule *, std::string> errors;
+  return errors;
+}
+
+bool module_runs_on(KernelModule &m, Device dev, const char *kernel) {
+  const uint64_t bit = dev.index < 64 ? uint64_t(1) << dev.index : 0;
+  if (bit && (m.runs_on_asked.load(std::memory_order_acquire) & bit))
+    return m.runs_on.load(std::memory_order_acquire) & bit;
+  std::lock_guard<std::mutex> lock(mu);
+  std::string why;
+  int count = detail::cuda_device_count_cached();
+  if (!bit) {
+    why = "device index above 63";
+  } else if (count == 0 || dev.index >= count) {
+    why = std::string("no CUDA GPU ") + (count == 0 ? "available" : "with that index");
+  } else if (!m.image) {
+    why = "no fatbin";
+  } else {
+    // The driver picks the device's code when a kernel is looked up on
+    // it: look one up, as the first launch will (every kernel of a module
+    // is built for the same architectures).
+    int cur = -1;
+    cudaGetDevice(&cur);
+    if (cur != dev.index)
+      cudaSetDevice(dev.index);
+    cudaError_t e;
+    void *lib = load_library(m, e);
+    cudaKernel_t k = nullptr;
+    if (lib)
+      e = cudaLibraryGetKernel(&k, cudaLibrary_t(lib), kernel);
+    if (cur >= 0 && cur != dev.index)
+      cudaSetDevice(cur);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      cudaDeviceProp p{};
+      cudaGetDeviceProperties(&p, dev.index);
+      why = std::string("its CUDA kernels cannot run on ") + dev.str() + " (" +
+            p.name + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) +
+            "): " + cudaGetErrorString(e) +
+            "; rebuild with -fplugin-arg-kiln-arch= including it";
+    }
+  }
+  if (!why.empty())
+    load_errors()[&m] = why;
+  if (bit) {
+    if (why.empty())
+      m.runs_on.fetch_or(bit, std::memory_order_release);
+    m.runs_on_asked.fetch_or(bit, std::memory_order_release);
+  }
+  return why.empty();
+}
+
+const char *module_load_error(const KernelModule &m) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = load_errors().find(&m);
+  return it == load_errors().end() ? "" : it->second.c_str();
+}
+
 // Slow path, once per kernel: load the module (once), look the kernel up.
 static void *resolve(KernelRef &k, Device dev) {
-  static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   if (void *h = k.handle.load(std::memory_order_acquire))
     return h;
@@ -34,19 +115,12 @@ static void *resolve(KernelRef &k, Device dev) {
                  count == 0 ? "available" : "with that index");
   if (!k.module || !k.module->image)
     detail::fail("%s: kernel %s has no module image", kFn, k.name);
-  KernelModule &m = *k.module;
-  void *lib = m.library.load(std::memory_order_acquire);
-  if (!lib) {
-    cudaLibrary_t l = nullptr;
-    cudaError_t e = cudaLibraryLoadData(&l, m.image, nullptr, nullptr, 0,
-                                        nullptr, nullptr, 0);
-    if (e != cudaSuccess)
-      launch_fail(e, k, "cudaLibraryLoadData");
-    lib = l;
-    m.library.store(lib, std::memory_order_release);
-  }
+  cudaError_t e;
+  void *lib = load_library(*k.module, e);
+  if (!lib)
+    launch_fail(e, k, "cudaLibraryLoadData");
   cudaKernel_t kernel = nullptr;
-  cudaError_t e = cudaLibraryGetKernel(&kernel, cudaLibrary_t(lib), k.name);
+  e = cudaLibraryGetKernel(&kernel, cudaLibrary_t(lib), k.name);
   if (e != cudaSuccess)
     launch_fail(e, k, "cudaLibraryGetKernel");
   k.handle.store(kernel, std::memory_order_release);

@@ -300,7 +300,8 @@ struct Host {
               "an output does not have the shape of the whole reduction");
   }
 
-  void cuda_guard() {
+  // probe: one of the variant's CUDA kernels ("" when it has none).
+  void cuda_guard(const std::string &probe) {
     Stmt s = guard_check(
         opts.cuda ? method(dev, "is_cuda") && lnot(nm("kiln_have_cuda"))
                   : method(dev, "is_cuda"),
@@ -312,6 +313,20 @@ struct Host {
          "this file was compiled\")"});
     s.message_expr = nm("kiln_no_cuda_reason");
     body.push_back(std::move(s));
+    if (!opts.cuda || probe.empty())
+      return;
+    // A program built for other GPUs (the arch list, or `native` on another
+    // machine) runs the original body there rather than failing to launch.
+    Stmt r = guard_check(
+        method(dev, "is_cuda") &&
+            lnot(call("kiln::rt::module_runs_on",
+                      {nm("kiln_module"), dev, str_lit(probe)})),
+        {"the device can run this file's CUDA kernels (SASS for its "
+         "architecture, or PTX it can compile)",
+         "why the device cannot run them (e.g. \"its CUDA kernels cannot run "
+         "on cuda:0 (..., sm_90): no kernel image is available\")"});
+    r.message_expr = call("kiln::rt::module_load_error", {nm("kiln_module")});
+    body.push_back(std::move(r));
   }
 
   // ---- launches ----
@@ -630,7 +645,11 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
       h.reduction_space(ki, k);
     else
       h.pointwise_space(ki, k);
-  h.cuda_guard();
+  std::string probe;
+  for (const Kernel &k : lv.kernels)
+    if (k.target == Target::Cuda && probe.empty() && !k.entry_points().empty())
+      probe = k.entry_points().front();
+  h.cuda_guard(probe);
   // Every guard passed: in Nsight Systems the call's kernels sit inside a
   // range named after the user's function.
   h.body.push_back(decl("const", "kiln::rt::NvtxRange", "nvtx_call",

@@ -12,6 +12,7 @@
 #include <kiln/tensor.h>
 
 #include <atomic>
+#include <cstdint>
 #include <initializer_list>
 
 KILN_API_BEGIN
@@ -27,6 +28,9 @@ struct KernelModule {
   const void *image;   // fatbin bytes
   const char *label;   // for logs and errors, e.g. the user's function name
   std::atomic<void *> library{nullptr};
+  // module_runs_on's answers, a bit per device index (below 64): asked,
+  // and the kernels run there.
+  std::atomic<uint64_t> runs_on_asked{0}, runs_on{0};
 };
 struct KernelRef {
   KernelModule *module;
@@ -41,6 +45,18 @@ struct KernelRef {
 // CUDA error (including "no CUDA device").
 void launch(KernelRef &k, Device dev, Dim3 grid, Dim3 block, void **args,
             unsigned shared_bytes = 0);
+
+// Whether the module's kernels can run on `dev`: its fatbin holds SASS for
+// the device's architecture or PTX the driver can compile for it. `kernel`
+// names one of them (all are built for the same architectures). Loads the
+// module and looks the kernel up the first time (once per device); after
+// that, an atomic load.
+// Generated code checks it as a guard, so a program built for other GPUs
+// (-fplugin-arg-kiln-arch, or `native` on another machine) runs its
+// functions' original bodies instead of failing. module_load_error says
+// why not (for the guard's log).
+bool module_runs_on(KernelModule &m, Device dev, const char *kernel);
+const char *module_load_error(const KernelModule &m);
 
 // NVTX ranges (Nsight Systems), in the "kiln" domain: the runtime opens one
 // per eager op (named after the op) and per kernel launch, CUDA or CPU

@@ -79,6 +79,10 @@ void launch(KernelRef &k, Device dev, Dim3, Dim3, void **, unsigned) {
                detail::kWhy);
 }
 
+bool module_runs_on(KernelModule &, Device, const char *) { return false; }
+
+const char *module_load_error(const KernelModule &) { return detail::kWhy; }
+
 int multiprocessor_count(Device dev) {
   detail::fail("kiln::rt::multiprocessor_count: %s (%s requested)",
                detail::kWhy, dev.str().c_str());

@@ -2,26 +2,28 @@
 """Checks that explain.json's guards are the checks the generated host code
 makes: for every fast path of the function folder given, the set of guard
 messages equals the set of messages the host code passes to
-rt::guard_failed (the CUDA-availability guard logs a runtime string, so it
-is matched by its variable). Prints one line per fast path, or the
+rt::guard_failed (the CUDA guards log run-time strings, so they are
+matched by the expression that makes the string). Prints one line per fast path, or the
 differences, and exits non-zero on a mismatch."""
 import json
 import os
 import re
 import sys
 
-LITERAL = re.compile(r'guard_failed\(kFn, ("(?:[^"\\]|\\.)*"|kiln_no_cuda_reason)\)')
-CUDA_GUARD = "why this file has no CUDA kernels"
+LITERAL = re.compile(r'guard_failed\(kFn, ("(?:[^"\\]|\\.)*"|[^()]*(?:\([^()]*\))?)\)')
+# A run-time message: the expression, and the words explain.json gives it.
+RUNTIME = {"kiln_no_cuda_reason": "why this file has no CUDA kernels",
+           "kiln::rt::module_load_error(kiln_module)": "why the device cannot run them"}
 
 
 def host_messages(text):
     out = set()
     for m in LITERAL.finditer(text):
         lit = m.group(1)
-        if lit == "kiln_no_cuda_reason":
-            out.add(CUDA_GUARD)
-        else:
+        if lit.startswith('"'):
             out.add(bytes(lit[1:-1], "utf-8").decode("unicode_escape"))
+        else:
+            out.add(RUNTIME.get(lit, lit))
     return out
 
 
@@ -35,7 +37,8 @@ for path in explain["fast_paths"]:
     listed = set()
     for g in explain["guards"]:
         if g["fast_path"] == path["name"]:
-            listed.add(CUDA_GUARD if CUDA_GUARD in g["message"] else g["message"])
+            listed.add(next((w for w in RUNTIME.values() if g["message"].startswith(w)),
+                            g["message"]))
     if host == listed and host:
         print(f"{path['name']}: {len(host)} guard messages match")
     else:

@@ -11,11 +11,16 @@ export LD_LIBRARY_PATH="$root/.bench:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader > "$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
-if [ "${1:-}" = torch-modes ]; then
-  for m in ${MODES:-max-autotune-no-cudagraphs}; do
+# torch.compile in each mode given, a process per mode: torch_<mode>.jsonl,
+# which report.py adds to torch.jsonl's records.
+torch_modes() {
+  for m in "$@"; do
     python3 "$root/bench/torch_bench.py" --reps "${REPS:-50}" --modes "$m" 2>"$out/torch_$m.err" \
       | tee "$out/torch_$m.jsonl"
   done
+}
+if [ "${1:-}" = torch-modes ]; then
+  torch_modes ${MODES:-max-autotune-no-cudagraphs}
   exit 0
 fi
 "$root/.bench/kiln_bench" --reps "${REPS:-50}" | tee "$out/kiln.jsonl"
@@ -25,10 +30,7 @@ python3 "$root/bench/torch_bench.py" --reps "${REPS:-50}" 2>"$out/torch.err" | t
 # device tool's 10 minutes). For kernel time, max-autotune-no-cudagraphs:
 # max-autotune's CUDA graphs copy every non-parameter input into the graph's
 # own buffers on each replay (256 MB more traffic for sin(x)+cos(y)).
-for m in ${MODES:-}; do
-  python3 "$root/bench/torch_bench.py" --reps "${REPS:-50}" --modes "$m" 2>"$out/torch_$m.err" \
-    | tee "$out/torch_$m.jsonl"
-done
+torch_modes ${MODES:-}
 # FIRST_CALL=0 leaves out the fresh-process runs (about 3 minutes).
 if [ "${FIRST_CALL:-1}" != 0 ]; then
   python3 "$root/bench/first_call.py" --kiln "$root/.bench/kiln_bench" \

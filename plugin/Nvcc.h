@@ -18,8 +18,9 @@ std::string find_nvcc(llvm::StringRef arg_path, std::string &searched);
 
 // The nvcc flags that pick the GPU architectures of the generated kernels,
 // from `spec`: the arch= plugin argument, else $KILN_CUDA_ARCH, else
-// native on a machine with NVIDIA GPUs, else kDefaultCudaArch. A spec is a list (',' or ';') of sm_XX (SASS for that
-// GPU), compute_XX (PTX, compiled by the driver for newer GPUs) or
+// native on a machine with NVIDIA GPUs, else kDefaultCudaArch. A spec is a
+// list (',' or ';') of sm_XX (SASS for that GPU), compute_XX (PTX, compiled
+// by the driver for newer GPUs) or
 // "native" (the GPUs of this machine, as nvcc -arch=native). `key` gets
 // what the flags depend on beyond their text (native: the GPUs present).
 // "" in `error` when the spec is valid.

@@ -44,6 +44,14 @@ static void *load_library(KernelModule &m, cudaError_t &err) {
   return lib;
 }
 
+// Why no kernel can be launched on `dev` at all, or null.
+static const char *no_device(Device dev) {
+  int count = detail::cuda_device_count_cached();
+  if (count == 0)
+    return "no CUDA GPU available";
+  return dev.index >= count ? "no CUDA GPU with that index" : nullptr;
+}
+
 static std::unordered_map<const KernelModule *, std::string> &load_errors() {
   static std::unordered_map<const KernelModule *, std::string> errors;
   return errors;
@@ -55,11 +63,10 @@ bool module_runs_on(KernelModule &m, Device dev, const char *kernel) {
     return m.runs_on.load(std::memory_order_acquire) & bit;
   std::lock_guard<std::mutex> lock(mu);
   std::string why;
-  int count = detail::cuda_device_count_cached();
   if (!bit) {
     why = "device index above 63";
-  } else if (count == 0 || dev.index >= count) {
-    why = std::string("no CUDA GPU ") + (count == 0 ? "available" : "with that index");
+  } else if (const char *none = no_device(dev)) {
+    why = none;
   } else if (!m.image) {
     why = "no fatbin";
   } else {
@@ -108,11 +115,9 @@ static void *resolve(KernelRef &k, Device dev) {
   std::lock_guard<std::mutex> lock(mu);
   if (void *h = k.handle.load(std::memory_order_acquire))
     return h;
-  int count = detail::cuda_device_count_cached();
-  if (count == 0 || dev.index >= count)
-    detail::fail("%s: cannot launch kernel %s of %s on %s: no CUDA GPU %s", kFn,
-                 k.name, k.module ? k.module->label : "?", dev.str().c_str(),
-                 count == 0 ? "available" : "with that index");
+  if (const char *none = no_device(dev))
+    detail::fail("%s: cannot launch kernel %s of %s on %s: %s", kFn, k.name,
+                 k.module ? k.module->label : "?", dev.str().c_str(), none);
   if (!k.module || !k.module->image)
     detail::fail("%s: kernel %s has no module image", kFn, k.name);
   cudaError_t e;

@@ -54,6 +54,7 @@ inline const Expr *strip_noop(const Expr *e, bool rvalue = false,
   }
 }
 bool is_kiln_class(QualType t, llvm::StringRef name);
+bool is_kiln_dtype(QualType t); // kiln::DType
 
 // What an expression evaluates to.
 struct Value {
@@ -86,6 +87,10 @@ struct Storage {
   };
   Kind kind = Fresh;
   SlotId slot = -1;
+  // A to() read it or made it: Tensor::to returns its object when the
+  // dtypes agree, which may depend on the variant, so the cast and its
+  // source may be one tensor. An in-place update of either stays eager.
+  bool cast_shared = false;
 };
 
 // A lambda as a value: its by-copy captures are copied when it is made.
@@ -97,8 +102,9 @@ struct Closure {
 };
 
 // The static dtype class of a node, for the type rules of in-place ops
-// (the variant's dtype is always floating).
-enum class DClass : uint8_t { Variant, Bool, Int, Scalar };
+// (the variant's dtype is always floating). Fixed: a cast's target, the
+// same in every variant.
+enum class DClass : uint8_t { Variant, Bool, Int, Fixed, Scalar };
 
 struct Failure {
   SourceLocation loc;
@@ -237,6 +243,7 @@ private:
   std::optional<Value> kiln_call(const CallExpr *c, const FunctionDecl *callee);
   std::optional<Value> reduction(const CallExpr *c, ir::Op op);
   std::optional<Value> tensor_method(const CXXMemberCallExpr *c);
+  std::optional<Value> to_dtype(const CXXMemberCallExpr *c, const Expr *obj);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);
   std::optional<ir::NodeId> operand(const Expr *e);
   bool inplace(const CXXOperatorCallExpr *oc);

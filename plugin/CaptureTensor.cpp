@@ -462,12 +462,58 @@ std::optional<Value> Capturer::tensor_method(const CXXMemberCallExpr *c) {
       v->contiguous = true;
     return v;
   }
+  if (name == "to" && c->getNumArgs() == 1 &&
+      is_kiln_dtype(m->getParamDecl(0)->getType()))
+    return to_dtype(c, obj);
   if (name == "item")
     return fail_value(c->getExprLoc(), "'item()' reads a tensor's data on the "
                                        "host (a data-dependent value), so it "
                                        "runs eagerly");
   return fail_value(c->getExprLoc(),
                     "call to " + quoted(m) + " is not supported yet");
+}
+
+// `x.to(dtype)`: a constant dtype (kiln::f32, a constexpr variable) gives
+// a `to` node; `x.to(y.dtype())` a `to_like` node that decompose resolves
+// per variant. A to() of a variant-dtype tensor to another's dtype is the
+// tensor itself.
+std::optional<Value> Capturer::to_dtype(const CXXMemberCallExpr *c,
+                                        const Expr *obj) {
+  std::optional<Value> x = tensor(obj);
+  if (!x)
+    return std::nullopt;
+  const Expr *arg = c->getArg(0);
+  ir::NodeId n = -1;
+  DClass dc = DClass::Int;
+  const auto *dm = dyn_cast<CXXMemberCallExpr>(strip_noop(arg, true));
+  if (dm && dm->getMethodDecl() && dm->getMethodDecl()->getIdentifier() &&
+      dm->getMethodDecl()->getName() == "dtype" && dm->getNumArgs() == 0 &&
+      is_kiln_tensor(dm->getImplicitObjectArgument()->getType())) {
+    std::optional<Value> like = tensor(dm->getImplicitObjectArgument());
+    if (!like)
+      return std::nullopt;
+    dc = st.dclass[like->node];
+    if (dc == DClass::Variant && st.dclass[x->node] == DClass::Variant)
+      return x;
+    n = add_op(ir::Op::CastLike, {x->node, like->node}, c->getExprLoc());
+  } else {
+    std::optional<APValue> k = fold(arg);
+    if (failed())
+      return std::nullopt;
+    if (!k || !k->isInt() || k->getInt().getZExtValue() >= kNumDTypes)
+      return fail_value(arg->getBeginLoc(),
+                        "the dtype of 'to' must be a compile-time constant "
+                        "(kiln::f32) or 't.dtype()' of a tensor");
+    DType to = static_cast<DType>(k->getInt().getZExtValue());
+    n = add_op(ir::Op::Cast, {x->node}, c->getExprLoc());
+    st.b.graph().nodes[n].cast_to = to;
+    dc = to == DType::b8 ? DClass::Bool : DClass::Fixed;
+  }
+  st.dclass[n] = dc;
+  st.storages[x->storage].cast_shared = true;
+  Storage s;
+  s.cast_shared = true;
+  return Value::tensor(n, fresh_storage(s));
 }
 
 bool Capturer::assign_tensor(const Expr *lhs, const Expr *rhs,
@@ -530,6 +576,11 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
                 "outside the region (that tensor or a copy of it), is not "
                 "supported yet");
   Storage storage = st.storages[cur->storage];
+  if (storage.cast_shared)
+    return fail(oc->getOperatorLoc(),
+                what + " on '" + name + "', which may be one tensor with a "
+                "to() of it or its source (to() returns its object when the "
+                "dtypes agree), is not supported yet");
   ir::NodeId m = add_op(*op, {cur->node, *rhs}, oc->getOperatorLoc());
   switch (storage.kind) {
   case Storage::Fresh: {

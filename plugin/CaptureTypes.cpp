@@ -50,6 +50,14 @@ bool is_kiln_class(QualType t, llvm::StringRef name) {
          in_kiln_namespace(rd);
 }
 
+bool is_kiln_dtype(QualType t) {
+  if (t.isNull())
+    return false;
+  const auto *et = t.getNonReferenceType()->getAs<EnumType>();
+  return et && et->getDecl()->getIdentifier() &&
+         et->getDecl()->getName() == "DType" && in_kiln_namespace(et->getDecl());
+}
+
 std::optional<codegen::ArgKind> scalar_kind(QualType t) {
   t = t.getNonReferenceType().getCanonicalType().getUnqualifiedType();
   if (t->isBooleanType())

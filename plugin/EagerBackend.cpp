@@ -134,6 +134,14 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       continue;
     }
     os << "  kiln::Tensor " << v(id) << " = ";
+    if (n.op == Op::Cast) {
+      os << a(0) << ".to(kiln::DType::" << dtype_name(n.cast_to) << ");\n";
+      continue;
+    }
+    if (n.op == Op::CastLike) {
+      os << a(0) << ".to(" << a(1) << ".dtype());\n";
+      continue;
+    }
     if (ir::is_pointwise(n.op)) {
       os << "kiln::pointwise(kiln::OpId::" << info.enum_name << ", {";
       for (auto [k, o] : llvm::enumerate(n.operands))

@@ -38,6 +38,7 @@ Key key_of(const Graph &g, const Node &n) {
   k.node.type = n.type;
   if (n.op == Op::Constant)
     k.node.constant = n.constant;
+  k.node.cast_to = n.cast_to;
   if (has_dims_attribute(n.op)) {
     k.node.keepdim = n.keepdim;
     // Over a ranked operand, [-1] and [1] (rank 2), [0, 1] and [1, 0], or

@@ -187,6 +187,21 @@ llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
         checks.emplace(g, rw.graph().checks);
       checks->constraint(n);
     }
+    // Casts, now that types are known: to_like becomes a `to` of operand
+    // 1's dtype, and a cast to the dtype its operand has is that operand
+    // (as Tensor::to returns its object).
+    if (n.op == Op::Cast || n.op == Op::CastLike) {
+      DType to = n.op == Op::Cast ? n.cast_to : g.node(n.operands[1]).type.dtype;
+      if (g.node(n.operands[0]).type.dtype == to)
+        return s.x[0];
+      Node attrs;
+      attrs.cast_to = to;
+      llvm::Expected<NodeId> c = rw.emit(Op::Cast, s.x.take_front(), &attrs,
+                                         n.name);
+      if (!c)
+        return c.takeError();
+      return *c;
+    }
     OpKind kind = op_info(n.op).kind;
     if (kind != OpKind::Pointwise && kind != OpKind::Composite)
       return std::nullopt;

@@ -17,7 +17,7 @@ namespace {
 using namespace op_traits; // the traits column's names
 
 // Indexed by Op: the three argument/constant ops, ops.def in order (as the
-// enum lists it), then reduce_size.
+// enum lists it), then to, to_like and reduce_size.
 #define NONE std::nullopt // the identity column's "no identity"
 const OpInfo kOpInfo[] = {
     {"input", "Input", 0, OpKind::Argument, TypeRule::None, 0, NONE, "",
@@ -37,6 +37,10 @@ const OpInfo kOpInfo[] = {
   {#name, #Name, arity, OpKind::Composite, TypeRule::COMPOSITE, 0, NONE, "",  \
    CompositeForm::form, operands, decomposition},
 #include <kiln/ops.def>
+    {"to", "Cast", 1, OpKind::Pointwise, TypeRule::CAST, CHEAP, NONE, "",
+     CompositeForm::None, "", ""},
+    {"to_like", "CastLike", 2, OpKind::Pointwise, TypeRule::CAST, CHEAP, NONE,
+     "", CompositeForm::None, "", ""},
     {"reduce_size", "ReduceSize", 1, OpKind::Shape, TypeRule::None, 0, NONE,
      "", CompositeForm::None, "", ""},
 };
@@ -255,6 +259,8 @@ std::string verify(const Graph &g) {
     // The text form carries attributes only where they mean something.
     if (!has_dims_attribute(n.op) && (!n.dims.empty() || n.keepdim))
       return where(id) + "'" + info.name + "' has no dims/keepdim attributes";
+    if (n.op != Op::Cast && n.cast_to != Node().cast_to)
+      return where(id) + "'" + info.name + "' has no dtype attribute";
     if (n.type.scalar && n.type.shape.ranked)
       return where(id) + "a scalar type has a shape";
   }

@@ -459,7 +459,11 @@ private:
                                 std::to_string(operands.size()));
     llvm::SmallVector<int64_t, 2> dims;
     bool keepdim = false;
-    if (peek().kind == Tok::LBrace) {
+    DType cast_to = Node().cast_to;
+    if (*op == Op::Cast) {
+      if (!parse_cast_attribute(mnemonic.text, cast_to))
+        return false;
+    } else if (peek().kind == Tok::LBrace) {
       if (!has_dims_attribute(*op))
         return fail(peek(), "'" + mnemonic.text + "' takes no attributes");
       if (!parse_attributes(mnemonic.text, dims, keepdim))
@@ -488,11 +492,38 @@ private:
     NodeId id = b_->op(*op, ids, loc, name);
     b_->graph().nodes[id].dims = std::move(dims);
     b_->graph().nodes[id].keepdim = keepdim;
+    b_->graph().nodes[id].cast_to = cast_to;
     if (declared)
       b_->graph().nodes[id].type = *declared;
     values_[def.text] = id;
     record(id, def, declared.has_value());
     return true;
+  }
+
+  // `{dtype=bf16}` after the operand of `to`: required.
+  bool parse_cast_attribute(const std::string &op, DType &to) {
+    if (peek().kind != Tok::LBrace)
+      return fail(peek(), "expected '{dtype=...}' after the operand of '" + op +
+                              "'");
+    take();
+    const Token &key = peek();
+    if (key.kind != Tok::Ident || key.text != "dtype")
+      return fail(key, "expected the attribute 'dtype' of '" + op + "'");
+    take();
+    if (!expect(Tok::Equal, "'=' after 'dtype'"))
+      return false;
+    const Token &t = peek();
+    std::optional<DType> dtype;
+    if (t.kind == Tok::Ident)
+      for (int i = 0; i < kNumDTypes; ++i)
+        if (t.text == dtype_name(static_cast<DType>(i)))
+          dtype = static_cast<DType>(i);
+    if (!dtype)
+      return fail(t, "bad dtype '" + t.text +
+                         "': expected f32, f16, bf16, f64, i32, i64 or b8");
+    take();
+    to = *dtype;
+    return expect(Tok::RBrace, "'}' after the dtype");
   }
 
   // `{dims=[0, -1], keepdim=true}`: dims is required, keepdim defaults to

@@ -77,6 +77,8 @@ std::string constant_text(const Node &n) {
 }
 
 std::string attributes_text(const Node &n) {
+  if (n.op == Op::Cast)
+    return std::string("{dtype=") + dtype_name(n.cast_to) + "}";
   if (!has_dims_attribute(n.op))
     return "";
   return "{dims=" + dims_text(n.dims) +
@@ -220,8 +222,8 @@ std::string print(const Graph &g, const PrintOptions &opts) {
       ls << " " << constant_text(n);
     for (size_t i = 0; i < n.operands.size(); ++i)
       ls << (i ? ", " : " ") << names[n.operands[i]];
-    if (has_dims_attribute(n.op))
-      ls << " " << attributes_text(n);
+    if (std::string a = attributes_text(n); !a.empty())
+      ls << " " << a;
     os << line;
     // Align locations (and names) in a column so the ops read as a list.
     if (std::string notes = annotations(g, id, names[id], opts); !notes.empty())

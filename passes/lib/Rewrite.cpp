@@ -18,6 +18,7 @@ llvm::Expected<NodeId> Rewriter::emit(Op op, llvm::ArrayRef<NodeId> operands,
   if (attrs) {
     n.dims = attrs->dims;
     n.keepdim = attrs->keepdim;
+    n.cast_to = attrs->cast_to;
   }
   n.loc = loc;
   n.name = std::move(name);
@@ -155,7 +156,8 @@ public:
   }
 
   static bool same_op(const Node &pn, const Node &n) {
-    return pn.op == n.op && pn.dims == n.dims && pn.keepdim == n.keepdim;
+    return pn.op == n.op && pn.dims == n.dims && pn.keepdim == n.keepdim &&
+           pn.cast_to == n.cast_to;
   }
 
 private:

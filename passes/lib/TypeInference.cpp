@@ -88,6 +88,16 @@ llvm::Expected<Type> infer_pointwise(const Graph &g, const Node &n, Fail fail,
   llvm::SmallVector<Type, 3> operands;
   for (NodeId o : n.operands)
     operands.push_back(g.node(o).type);
+  if (info.rule == TypeRule::CAST) {
+    // to / to_like: operand 0's shape in the target dtype (to_like's
+    // operand 1 gives only its dtype).
+    if (operands[0].scalar)
+      return fail(std::string("'") + info.name +
+                  "' needs a tensor operand, not a weak scalar (" +
+                  dtype_name(operands[0].dtype) + ")");
+    return Type::tensor(n.op == Op::Cast ? n.cast_to : operands[1].dtype,
+                        operands[0].shape);
+  }
   if (info.rule == TypeRule::WHERE && operands[0].dtype != DType::b8)
     return fail(std::string("the condition of 'where' must be b8, not ") +
                 dtype_name(operands[0].dtype));

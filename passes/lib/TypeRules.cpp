@@ -2,6 +2,8 @@
 // facts themselves live in kiln/dtype.h, shared with the runtime.
 #include <kiln/passes/ir.h>
 
+#include <llvm/Support/ErrorHandling.h>
+
 namespace kiln::ir {
 
 static DType promote_all(llvm::ArrayRef<Type> operands) {
@@ -38,6 +40,9 @@ DType common_dtype(Op op, llvm::ArrayRef<Type> operands) {
   default:
     break;
   }
+  // A cast reads its operand in that operand's dtype.
+  if (op_info(op).rule == TypeRule::CAST)
+    return operands.empty() ? DType::f32 : operands[0].dtype;
   if (op_info(op).rule == TypeRule::WHERE && operands.size() == 3) {
     DType values = promote_all(operands.drop_front());
     // where(tensor, number, number) is a tensor of the numbers' default
@@ -66,6 +71,11 @@ DType result_dtype(Op op, llvm::ArrayRef<Type> operands) {
     return DType::b8;
   case TypeRule::INDEX:
     return DType::i64;
+  case TypeRule::CAST: // to_like: operand 1's; to: its node's cast_to
+    if (operands.size() == 2)
+      return operands[1].dtype;
+    llvm::report_fatal_error("kiln::ir::result_dtype: the dtype of 'to' is "
+                             "its node's cast_to");
   default:
     return compute_dtype(op, operands);
   }

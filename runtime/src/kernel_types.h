@@ -87,13 +87,7 @@ template <OpId Op, class In, class Common> struct PwTypes {
 
 // Storage (or compute) value -> storage type `To`, through the compute type.
 template <class To, class From> KILN_HD inline To convert(From v) {
-  auto x = scalar::load(v);
-  if constexpr (std::is_same_v<To, half>)
-    return scalar::to_half(float(x));
-  else if constexpr (std::is_same_v<To, bfloat16>)
-    return scalar::to_bfloat16(float(x));
-  else
-    return static_cast<To>(x);
+  return scalar::store<To>(scalar::op_to<To>(scalar::load(v)));
 }
 
 // Arguments of an element-wise op kernel, passed by value to CUDA kernels.

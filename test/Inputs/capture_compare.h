@@ -4,7 +4,9 @@
 // (kiln::set_compiled_enabled), and compares every tensor the case hands
 // back: results, out-parameters, inputs updated in place, members. The
 // counters of the compiled run must show how many fast paths ran (one per
-// compiled region executed) and how many fell back.
+// compiled region executed) and how many fell back, and, where the case
+// gives them, how many kernels it launched and a float64 reference for
+// each tensor (which decides where eager rounded a 16-bit intermediate).
 #pragma once
 
 #include "compare.h"
@@ -23,7 +25,9 @@ inline int g_cases = 0, g_mismatches = 0;
 
 inline void check(const std::string &name, kiln::DType dt,
                   const std::function<std::vector<kiln::Tensor>()> &fn,
-                  uint64_t compiled_calls = 1, uint64_t fallback_calls = 0) {
+                  uint64_t compiled_calls = 1, uint64_t fallback_calls = 0,
+                  int64_t kernels = -1,
+                  const std::vector<kiln::Tensor> &refs = {}) {
   ++g_cases;
   kiln::set_fill_uninitialized(true); // NaN in what a kernel forgets to write
   kiln::reset_stats();
@@ -34,9 +38,14 @@ inline void check(const std::string &name, kiln::DType dt,
   kiln::set_compiled_enabled(true);
   double diff = compiled.size() == eager.size() ? 0 : INFINITY;
   for (size_t i = 0; i < compiled.size() && i < eager.size(); ++i)
-    diff = std::fmax(diff, kiln_compare::difference(compiled[i], eager[i]));
+    diff = std::fmax(diff, kiln_compare::difference(
+                               compiled[i], eager[i],
+                               i < refs.size() && !kiln::force_guard_failure()
+                                   ? refs[i]
+                                   : kiln::Tensor()));
   bool counters = s.compiled_calls == compiled_calls &&
-                  s.fallback_calls == fallback_calls;
+                  s.fallback_calls == fallback_calls &&
+                  (kernels < 0 || int64_t(s.kernel_launches) == kernels);
   // With every guard made to fail, each call runs the original body (whose
   // calls of other compiled functions fall back too): eager's results
   // exactly, and no fast path.
@@ -46,12 +55,14 @@ inline void check(const std::string &name, kiln::DType dt,
   if (!(diff <= kiln_compare::tolerance(dt)) || !counters) {
     ++g_mismatches;
     std::printf("MISMATCH %s [%s]: max diff %g; compiled calls %llu (expected "
-                "%llu), fallbacks %llu (expected %llu)\n",
+                "%llu), fallbacks %llu (expected %llu), kernels %llu "
+                "(expected %lld)\n",
                 name.c_str(), kiln::dtype_name(dt), diff,
                 (unsigned long long)s.compiled_calls,
                 (unsigned long long)compiled_calls,
                 (unsigned long long)s.fallback_calls,
-                (unsigned long long)fallback_calls);
+                (unsigned long long)fallback_calls,
+                (unsigned long long)s.kernel_launches, (long long)kernels);
   }
 }
 

@@ -64,7 +64,8 @@ static void node_fields_round_trip() {
   // CHECK-NEXT:    %3: f16[s1, 1] = sum %0 {dims=[-1], keepdim=true} loc("a.cpp":7:3) name("s")
   // CHECK-NEXT:    %4: f16[s1, 1] = mul %3, %k           name("s")
   // CHECK-NEXT:    %5: f16[s1, 1] = add %4, %n           name("9lives")
-  // CHECK-NEXT:    return %5
+  // CHECK-NEXT:    %6: bf16[s1, 1] = to %5 {dtype=bf16}
+  // CHECK-NEXT:    return %6
   // CHECK-NEXT:  }
   // CHECK-NEXT:  every field set: yes
   // CHECK-NEXT:  every field round-trips: yes
@@ -86,7 +87,9 @@ static void node_fields_round_trip() {
   sum.loc = Loc{"a.cpp", 7, 3};
   NodeId s = b.add(sum);
   NodeId m = b.op(Op::Mul, {s, k}, Loc{}, "s");
-  b.output(b.op(Op::Add, {m, n}, Loc{}, "9lives"));
+  NodeId c = b.op(Op::Cast, {b.op(Op::Add, {m, n}, Loc{}, "9lives")});
+  b.graph().nodes[c].cast_to = DType::bf16;
+  b.output(c);
   Graph g = *passes::infer_types(b.take(), {});
   std::string text = print(g);
   std::printf("node fields:\n%s", text.c_str());
@@ -135,7 +138,8 @@ static void node_fields_round_trip() {
   // CHECK-NEXT:    %3: f16[s1, 1] = sum %0 {dims=[-1], keepdim=true}
   // CHECK-NEXT:    %4: f16[s1, 1] = mul %3, %2
   // CHECK-NEXT:    %5: f16[s1, 1] = add %4, %1
-  // CHECK-NEXT:    return %5
+  // CHECK-NEXT:    %6: bf16[s1, 1] = to %5 {dtype=bf16}
+  // CHECK-NEXT:    return %6
   PrintOptions computes;
   computes.locations = false;
   computes.names = false;

@@ -5,7 +5,7 @@
 // so compiled and eager evaluate the same formula. Intermediates stay in
 // the compute type (f32 for f16/bf16): only stores round, as TorchInductor
 // does; except where a value's rounding can flip a discrete result: a
-// comparison, and argmax, read an f16/bf16 intermediate rounded to its
+// comparison, a cast to an integer or bool, and argmax, read an f16/bf16 intermediate rounded to its
 // dtype, as eager reads it (ties and thresholds agree).
 #include "Lower.h"
 
@@ -103,6 +103,8 @@ std::string describe_node(const ir::Graph &g, const ir::Node &n) {
     else
       os << (on.name.empty() ? "%" + std::to_string(o) : on.name);
   }
+  if (n.op == Op::Cast)
+    os << ", " << dtype_name(n.cast_to);
   os << ")";
   if (n.loc.valid())
     os << "  at " << llvm::sys::path::filename(n.loc.file) << ":" << n.loc.line
@@ -146,6 +148,17 @@ Stmt compute_node(const ir::Graph &g, NodeId id, const ValueMap &values) {
   for (NodeId o : n.operands)
     types.push_back(g.node(o).type);
   const char *ct = compute_type(ir::compute_dtype(n.op, types));
+  // A cast: kiln::scalar::op_to<storage type>(the operand). To an integer
+  // or bool (a discrete result) it reads an f16/bf16 intermediate rounded,
+  // as comparisons do.
+  if (n.op == Op::Cast) {
+    NodeId x = n.operands[0];
+    bool discrete = !is_floating(n.cast_to) && rounds_in_eager(g, x);
+    return compute(value_type(n), print(value_var(id)),
+                   std::string("to<") + storage_type(n.cast_to) + ">",
+                   {operand(g, x, ct, discrete ? rounded(g, x, values) : values)},
+                   id, describe_node(g, n));
+  }
   std::vector<Expr> args;
   for (auto [i, o] : llvm::enumerate(n.operands)) {
     bool cond = info.rule == ir::TypeRule::WHERE && i == 0;

@@ -662,11 +662,20 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
       h.launch_pointwise(int(ki), k);
   // Outputs that are different tensors in eager (each a fresh result) are
   // different tensors here, whatever the passes made of them: one that
-  // became another output's node, or an argument, is copied.
+  // became another output's node, or an argument, is copied. An argument
+  // reached through casts only is the argument itself, as in eager
+  // (Tensor::to returns its object when the dtypes agree).
   const std::vector<NodeId> &captured = spec.graph.outputs;
+  auto through_casts = [&](NodeId id) {
+    while (spec.graph.node(id).op == Op::Cast ||
+           spec.graph.node(id).op == Op::CastLike)
+      id = spec.graph.node(id).operands[0];
+    return id;
+  };
   for (auto [j, o] : llvm::enumerate(g.outputs)) {
-    bool shared = g.node(o).op == Op::Input &&
-                  spec.graph.node(captured[j]).op != Op::Input;
+    bool shared =
+        g.node(o).op == Op::Input &&
+        spec.graph.node(through_casts(captured[j])).op != Op::Input;
     for (size_t i = 0; i < j; ++i)
       shared |= g.outputs[i] == o && captured[i] != captured[j];
     Expr t = tensor_of(g, o);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <math.h>
 
 #if defined(__CUDACC__)
@@ -126,6 +127,18 @@ template <> KILN_HD inline half store<half, double>(double v) { return to_half(f
 template <> KILN_HD inline bfloat16 store<bfloat16, float>(float v) { return to_bfloat16(v); }
 template <> KILN_HD inline bfloat16 store<bfloat16, double>(double v) {
   return to_bfloat16(float(v));
+}
+
+// dtype conversion, the one formula of Tensor::to's converting copy and of
+// the compiler's `to` op: a compute-type value (or a stored element, once
+// loaded) written as storage type T and read back as T's compute type.
+// 16-bit floats round from f32 (an f64 goes through f32 first, as PyTorch's
+// CPU conversion does); bools are `v != 0`; integers truncate.
+template <class T, class C> KILN_HD inline opmath_t<T> op_to(C v) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+    return load(store<T>(float(v)));
+  else
+    return static_cast<T>(v);
 }
 
 // Math on compute types. Integer overloads exist where the op table allows

@@ -35,6 +35,13 @@ enum class Op : uint16_t {
 #define KILN_REDUCTION(Name, name, rule, identity, combine) Name,
 #define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition) Name,
 #include <kiln/ops.def>
+  // Operand 0 converted to the node's `cast_to` dtype (Tensor::to(DType)):
+  // a pointwise op whose value is kiln::scalar::op_to's.
+  Cast,
+  // Operand 0 converted to operand 1's dtype (`x.to(y.dtype())`); operand 1
+  // is not read. decompose replaces it by a cast (or by operand 0 when the
+  // dtypes agree) once types are known.
+  CastLike,
   // An i64 weak scalar known at run time: the number of elements of
   // operand 0 over `dims` (all dims when empty). Mean and var divide by it.
   ReduceSize,
@@ -59,6 +66,7 @@ enum class TypeRule : uint8_t {
   WHERE,
   SUM,      // reduction: integers and bools accumulate to i64
   INDEX,    // reduction: i64 index (argmax)
+  CAST,     // to: the node's cast_to; to_like: operand 1's dtype
   COMPOSITE // typed by its decomposition
 };
 
@@ -178,6 +186,7 @@ struct Node {
   // from the end; empty = all dims) and whether they stay as size 1.
   llvm::SmallVector<int64_t, 2> dims;
   bool keepdim = false;
+  DType cast_to = DType::f32; // Cast: the dtype it converts to
   std::string name;    // the user's name for the value, "" if none
   Loc loc;
 
@@ -189,7 +198,8 @@ struct Node {
   // serialisation (kiln-opt, the plugin's PCH payload and fingerprints):
   // test/passes/api.cpp fails while a field does not survive print -> parse.
   auto value_fields() const {
-    return std::tie(op, operands, type, constant, arg_index, dims, keepdim);
+    return std::tie(op, operands, type, constant, arg_index, dims, keepdim,
+                    cast_to);
   }
   auto origin_fields() const { return std::tie(name, loc); }
 };

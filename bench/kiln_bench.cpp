@@ -196,6 +196,8 @@ int main(int argc, char **argv) {
   // to bf16 (one bf16 ulp apart at most).
   run(o, {"RMS norm", s4, 4.0 * lrows * lcols, 0, 1e-2,
           [&] { return rms_norm_rows(rx, rw); }});
+  run(o, {"RMS norm, mixed precision", s4, 4.0 * lrows * lcols, 0, 1e-2,
+          [&] { return rms_norm_mixed(rx, rw); }});
 
   // Matrix products: the floor is FLOPs over the matrix units' rate, not
   // bytes (report.py). bf16 as models run them; f32 with TF32 off.

@@ -60,6 +60,12 @@ def rms_norm_rows(x, w):
     return F.rms_norm(x, (x.shape[-1],), w, 1e-6)
 
 
+def rms_norm_mixed(x, w):
+    xf = x.float()
+    r = xf * torch.rsqrt(torch.mean(xf * xf, -1, keepdim=True) + 1e-6)
+    return r.to(x.dtype) * w
+
+
 def softmax_composed(x):
     e = torch.exp(x - torch.amax(x, -1, keepdim=True))
     return e / torch.sum(e, -1, keepdim=True)
@@ -198,6 +204,7 @@ def main():
     run("layer norm", layer_norm_rows, (lx, lw, lb), reps)
     run("layer norm, composed", layer_norm_composed, (lx, lw, lb), reps)
     run("RMS norm", rms_norm_rows, (lx.bfloat16(), lw.bfloat16()), reps)
+    run("RMS norm, mixed precision", rms_norm_mixed, (lx.bfloat16(), lw.bfloat16()), reps)
     # Matrix products, the shapes of bench/kiln_bench.cpp; f32 without TF32.
     torch.backends.cuda.matmul.allow_tf32 = False
     M, K = 8192, 4096

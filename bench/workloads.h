@@ -48,6 +48,14 @@ using kiln::Tensor;
   return kiln::rms_norm(x, w, 1e-6);
 }
 
+// RMS norm as model code writes it (issue 18): f32 statistics of a bf16
+// activation, the result cast back before the weight.
+[[kiln::compile]] Tensor rms_norm_mixed(const Tensor &x, const Tensor &w) {
+  Tensor xf = x.to(kiln::f32);
+  Tensor r = xf * kiln::rsqrt(kiln::mean(xf * xf, -1, true) + 1e-6);
+  return r.to(x.dtype()) * w;
+}
+
 [[kiln::compile]] Tensor layer_norm_gelu(const Tensor &x, const Tensor &w,
                                          const Tensor &b) {
   return kiln::gelu(kiln::layer_norm(x, w, b, 1e-5), "tanh");

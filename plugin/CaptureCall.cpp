@@ -34,6 +34,70 @@ const Stmt *Capturer::body_of(const FunctionDecl *fn) const {
   return fn->getBody();
 }
 
+// <cmath>'s functions that are ops of the table with the same result on
+// doubles (kiln::scalar's formulas call them): std::sqrt(x), ::exp(x), ...
+std::optional<ir::Op> Capturer::host_math_op(const FunctionDecl *callee) {
+  if (!callee->getIdentifier())
+    return std::nullopt;
+  const DeclContext *dc = callee->getDeclContext()->getRedeclContext();
+  if (!callee->isInStdNamespace() &&
+      !(dc->isTranslationUnit() && callee->isExternC()))
+    return std::nullopt;
+  static const std::pair<llvm::StringLiteral, ir::Op> kMath[] = {
+      {"sqrt", ir::Op::Sqrt}, {"exp", ir::Op::Exp},   {"log", ir::Op::Log},
+      {"sin", ir::Op::Sin},   {"cos", ir::Op::Cos},   {"tan", ir::Op::Tan},
+      {"tanh", ir::Op::Tanh}, {"erf", ir::Op::Erf},   {"pow", ir::Op::Pow},
+      {"fabs", ir::Op::Abs},  {"abs", ir::Op::Abs}};
+  for (const auto &[name, op] : kMath)
+    if (callee->getName() == name)
+      return op;
+  return std::nullopt;
+}
+
+// A <cmath> function of runtime scalars: the op on weak scalars, computed
+// in double (integer arguments converted, as C++ does); std::abs of an
+// integer stays an integer. Of known values it folds.
+std::optional<Value> Capturer::host_math(const CallExpr *c,
+                                         const FunctionDecl *callee,
+                                         ir::Op op) {
+  QualType rt = c->getType().getCanonicalType().getUnqualifiedType();
+  bool is_double = rt->isSpecificBuiltinType(BuiltinType::Double);
+  bool is_int = op == ir::Op::Abs && rt->isSignedIntegerType();
+  if (!is_double && !is_int)
+    return fail_value(c->getExprLoc(),
+                      "call to " + quoted(callee) + " returning '" +
+                          rt.getAsString(ctx_.getPrintingPolicy()) +
+                          "' is not supported yet (of doubles it is: the "
+                          "graph computes host scalars in double)");
+  if (int(c->getNumArgs()) != ir::op_info(op).arity)
+    return fail_value(c->getExprLoc(),
+                      "this form of " + quoted(callee) + " is not supported yet");
+  llvm::SmallVector<ir::NodeId, 2> ids;
+  for (const Expr *a : c->arguments()) {
+    if (!a->getType()->isArithmeticType())
+      return fail_value(a->getExprLoc(), "argument of " + quoted(callee) +
+                                             " is not a number");
+    std::optional<Value> v = scalar(a);
+    if (!v)
+      return std::nullopt;
+    std::optional<ir::NodeId> n = materialize(*v, a->getExprLoc());
+    if (!n)
+      return std::nullopt;
+    if (is_double && scalar_dtype(a->getType()) != DType::f64) {
+      // std::sqrt(int) and friends compute on the double of the argument.
+      ir::NodeId cv = add_op(ir::Op::Cast, {*n}, a->getExprLoc());
+      st.b.graph().nodes[cv].cast_to = DType::f64;
+      n = cv;
+    }
+    ids.push_back(*n);
+  }
+  Value r;
+  r.kind = Value::Scalar;
+  r.node = add_op(op, ids, c->getExprLoc());
+  r.type = rt;
+  return r;
+}
+
 std::optional<Value> Capturer::call(const CallExpr *c) {
   if (c->containsErrors())
     return silent_fail();
@@ -62,6 +126,8 @@ std::optional<Value> Capturer::call(const CallExpr *c) {
       tensor_tuple_arity(c->getType()))
     return tuple(c, tensor_tuple_arity(c->getType()));
 
+  if (std::optional<ir::Op> op = host_math_op(callee))
+    return host_math(c, callee, *op);
   // The standard library is opaque (its bodies are visible, but not made
   // of kiln ops): a call into it is a graph break.
   if (callee->isInStdNamespace() ||

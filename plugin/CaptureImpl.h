@@ -243,6 +243,9 @@ private:
   std::optional<Value> kiln_call(const CallExpr *c, const FunctionDecl *callee);
   std::optional<Value> reduction(const CallExpr *c, ir::Op op);
   std::optional<Value> tensor_method(const CXXMemberCallExpr *c);
+  std::optional<ir::Op> host_math_op(const FunctionDecl *callee);
+  std::optional<Value> host_math(const CallExpr *c, const FunctionDecl *callee,
+                                 ir::Op op);
   std::optional<Value> to_dtype(const CXXMemberCallExpr *c, const Expr *obj);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);
   std::optional<ir::NodeId> operand(const Expr *e);

@@ -79,16 +79,37 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
   const Expr *s = e;
   while (true) {
     s = s->IgnoreParens();
-    // Conversions between kinds are let through here and reported below
-    // as what they are.
     const auto *ce = dyn_cast<CastExpr>(s);
     if (!ce || !ce->getType()->isArithmeticType())
       break;
     CastKind k = ce->getCastKind();
+    if (k == CK_IntegralToFloating || k == CK_FloatingToIntegral ||
+        k == CK_IntegralToBoolean || k == CK_FloatingToBoolean) {
+      // A conversion between kinds (int <-> double, to bool): a `to` node
+      // on the weak scalar, which converts as C++ does (op_to).
+      const Expr *from = ce->getSubExpr();
+      std::optional<Value> x = scalar(from);
+      if (!x)
+        return std::nullopt;
+      std::optional<ir::NodeId> xn = materialize(*x, from->getExprLoc());
+      if (!xn)
+        return std::nullopt;
+      Value r;
+      r.kind = Value::Scalar;
+      r.node = add_op(ir::Op::Cast, {*xn}, ce->getExprLoc());
+      st.b.graph().nodes[r.node].cast_to = scalar_dtype(ce->getType());
+      r.type = plain(ce->getType());
+      if (scalar_dtype(r.type) != want)
+        return fail_value(s->getExprLoc(),
+                          std::string("conversion from ") +
+                              category_name(scalar_dtype(r.type)) + " to " +
+                              category_name(want) + " is not supported yet");
+      return r;
+    }
+    // Conversions within a kind (int to long, float to double) are let
+    // through: the graph's weak scalars are i64, f64 and b8.
     if (k != CK_LValueToRValue && k != CK_NoOp && k != CK_IntegralCast &&
-        k != CK_FloatingCast && k != CK_IntegralToFloating &&
-        k != CK_FloatingToIntegral && k != CK_IntegralToBoolean &&
-        k != CK_FloatingToBoolean)
+        k != CK_FloatingCast)
       break;
     s = ce->getSubExpr();
   }

@@ -37,7 +37,9 @@ std::vector<ir::Type> node_types(const ir::Graph &g) {
       llvm::SmallVector<ir::Type, 3> ops;
       for (NodeId o : n.operands)
         ops.push_back(t[o]);
-      if (ir::is_pointwise(n.op) && ir::result_is_scalar(ops))
+      if (n.op == Op::Cast && ir::result_is_scalar(ops))
+        t[i] = ir::Type::weak_scalar(n.cast_to);
+      else if (ir::is_pointwise(n.op) && ir::result_is_scalar(ops))
         t[i] = ir::Type::weak_scalar(ir::result_dtype(n.op, ops));
       else
         t[i] = ir::Type::tensor(DType::f32);
@@ -116,8 +118,9 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
     const ir::OpInfo &info = ir::op_info(n.op);
     if (ir::is_pointwise(n.op) && t.scalar) {
       // Arithmetic on host scalars, in the promoted type, with the op's C++
-      // operator (+ - * /, unary -).
-      if (!*info.cxx || info.rule == ir::TypeRule::COMPARE) {
+      // operator (+ - * /, unary -), or its formula (<cmath> functions);
+      // conversions as C++ converts.
+      if (info.rule == ir::TypeRule::COMPARE) {
         fc.error = std::string("backend=eager: '") + info.name +
                    "' of host scalars is not supported";
         fc.error_loc = n.loc;
@@ -126,7 +129,14 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       const char *ht = host_type(t.dtype);
       os << "  const " << ht << " " << v(id) << " = ";
       auto c = [&](unsigned k) { return std::string(ht) + "(" + a(k) + ")"; };
-      if (info.arity == 1)
+      if (n.op == Op::Cast)
+        os << c(0);
+      else if (!*info.cxx) {
+        os << "kiln::scalar::op_" << info.name << "(";
+        for (unsigned k = 0; k < n.operands.size(); ++k)
+          os << (k ? ", " : "") << c(k);
+        os << ")";
+      } else if (info.arity == 1)
         os << info.cxx << c(0);
       else
         os << c(0) << " " << info.cxx << " " << c(1);

@@ -104,6 +104,12 @@ std::optional<double> fold(const Graph &g, const Node &n) {
     return fold_reduce_size(g, n);
   if (!is_pointwise(n.op) || !n.type.scalar)
     return std::nullopt;
+  // A weak scalar's conversion (f64, i64, b8), as op_to converts.
+  if (n.op == Op::Cast)
+    return is_constant(g, n.operands[0])
+               ? std::optional<double>(
+                     round_to_dtype(g.node(n.operands[0]).constant, n.cast_to))
+               : std::nullopt;
   llvm::SmallVector<double, 3> values;
   for (NodeId o : n.operands) {
     if (!is_constant(g, o))

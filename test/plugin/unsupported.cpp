@@ -6,6 +6,8 @@
 // RUN: %kiln_verify %s
 #include <kiln/kiln.h>
 
+#include <cmath>
+
 using kiln::Tensor;
 
 void log_tensor(const Tensor &);
@@ -28,8 +30,8 @@ Tensor helper(const Tensor &x);
   return 0.0; // expected-warning {{kiln: cannot compile 'not_a_tensor': returning 'double' is not supported yet (a compiled region returns tensors, pairs, tuples or aggregates of tensors); 'not_a_tensor' runs eagerly}}
 }
 
-[[kiln::compile]] Tensor int_as_float(const Tensor &x, int n) {
-  return x * double(n); // expected-warning {{conversion of 'n' from integer to floating-point is not supported yet}}
+[[kiln::compile]] Tensor float_sqrt(const Tensor &x, float f) {
+  return x * std::sqrt(f); // expected-warning {{call to 'std::sqrt' returning 'float' is not supported yet}}
 }
 
 double twice(double);

@@ -161,6 +161,10 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     captured += ir::op_info(n.op).arity > 0;
   for (const sched::Kernel &k : v0.plan.kernels)
     fused += k.nodes.size();
+  // Scalar ops the host computes before the launches (sched::is_host_scalar).
+  size_t host = 0;
+  for (NodeId id = 0; id < NodeId(v0.graph.nodes.size()); ++id)
+    host += sched::is_host_scalar(v0.graph, id);
   auto ops = [](size_t n) {
     return std::to_string(n) + (n == 1 ? " op" : " ops");
   };
@@ -171,13 +175,16 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   fc.remarks.push_back(
       {spec.loc, "compiled '" + spec.user_name + "': " + ops(captured) +
                      " captured" +
-                     (fused != captured
-                          ? ", " + ops(fused) + " after decomposition and "
-                                                "simplification"
+                     (fused + host != captured
+                          ? ", " + ops(fused + host) +
+                                " after decomposition and simplification"
                           : "") +
                      ", fused into " + std::to_string(nk) +
                      (nk == 1 ? " kernel" : " kernels") + " (" + dts + "; " +
-                     (opts.cuda ? "CUDA and CPU" : "CPU only") + ")"});
+                     (opts.cuda ? "CUDA and CPU" : "CPU only") + ")" +
+                     (host ? ", " + std::to_string(host) + " scalar " +
+                                 (host == 1 ? "op" : "ops") + " on the host"
+                           : "")});
   // One remark per guard, from the list explain.json shows too.
   for (const GuardInfo &gi : fc.guards) {
     std::string m = "guard: " + gi.check;

@@ -33,6 +33,13 @@ Expr tensor_of(const ir::Graph &g, NodeId id) {
   return g.node(id).op == Op::Input ? arg_of(g, id) : nm("t" + std::to_string(id));
 }
 Expr dtype_expr(DType dt) { return nm(std::string("kiln::DType::") + dtype_name(dt)); }
+// Whether `from` is among the operands of `to`, transitively.
+bool feeds(const ir::Graph &g, NodeId from, NodeId to) {
+  for (NodeId o : g.node(to).operands)
+    if (o == from || (o > from && feeds(g, from, o)))
+      return true;
+  return false;
+}
 Stmt fail_if(Expr cond, std::string check, std::string message) {
   return guard_check(std::move(cond), {std::move(check), std::move(message)});
 }
@@ -105,7 +112,9 @@ struct Host {
     }
     for (auto [i, sc] : llvm::enumerate(k.scalars))
       b.push_back(decl("", storage_type(g.node(sc).type.dtype),
-                       "s" + std::to_string(i), arg_of(g, sc)));
+                       "s" + std::to_string(i),
+                       g.node(sc).op == Op::ScalarInput ? arg_of(g, sc)
+                                                        : value_var(sc)));
   }
   std::vector<Expr> pointer_args(const sched::Kernel &k) const {
     std::vector<Expr> es;
@@ -650,6 +659,28 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
     if (k.target == Target::Cuda && probe.empty() && !k.entry_points().empty())
       probe = k.entry_points().front();
   h.cuda_guard(probe);
+  // The host scalars the kernels take, once per call, with the runtime's
+  // formulas (the eager body computes them with the same functions).
+  {
+    std::set<NodeId> used;
+    for (const sched::Kernel &k : v.plan.kernels)
+      used.insert(k.scalars.begin(), k.scalars.end());
+    ValueMap values;
+    for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id) {
+      if (g.node(id).op == Op::ScalarInput)
+        values[id] = arg_of(g, id);
+      else if (sched::is_host_scalar(g, id)) {
+        // Only those some kernel takes, and what they are computed from.
+        bool needed = used.count(id) != 0;
+        for (NodeId u : used)
+          needed |= u > id && feeds(g, id, u);
+        if (!needed)
+          continue;
+        h.body.push_back(compute_node(g, id, values));
+        values[id] = value_var(id);
+      }
+    }
+  }
   // Every guard passed: in Nsight Systems the call's kernels sit inside a
   // range named after the user's function.
   h.body.push_back(decl("const", "kiln::rt::NvtxRange", "nvtx_call",

@@ -24,14 +24,27 @@ namespace kiln::sched {
 using ir::NodeId;
 using ir::Op;
 
-// Nodes needed to compute `root` (ascending ids: topological order).
+bool is_host_scalar(const ir::Graph &g, NodeId id) {
+  const ir::Node &n = g.node(id);
+  if (!n.type.scalar || !ir::is_pointwise(n.op))
+    return false;
+  for (NodeId o : n.operands) {
+    Op op = g.node(o).op;
+    if (op != Op::Constant && op != Op::ScalarInput && !is_host_scalar(g, o))
+      return false;
+  }
+  return true;
+}
+
+// Nodes needed to compute `root` in a kernel (ascending ids: topological
+// order); a host scalar is computed before the launch.
 static std::set<NodeId> closure(const ir::Graph &g, NodeId root) {
   std::set<NodeId> seen;
   std::vector<NodeId> work{root};
   while (!work.empty()) {
     NodeId n = work.back();
     work.pop_back();
-    if (!seen.insert(n).second)
+    if (!seen.insert(n).second || is_host_scalar(g, n))
       continue;
     for (NodeId o : g.node(n).operands)
       work.push_back(o);
@@ -52,7 +65,7 @@ static void sort_members(const ir::Graph &g, const std::set<NodeId> &members,
     const ir::Node &n = g.node(m);
     if (n.op == Op::Input)
       k.inputs.push_back(m);
-    else if (n.op == Op::ScalarInput)
+    else if (n.op == Op::ScalarInput || is_host_scalar(g, m))
       k.scalars.push_back(m);
     else if (n.op != Op::Constant)
       k.nodes.push_back(m);

@@ -31,7 +31,9 @@ struct Kernel {
   enum class Kind : uint8_t { Pointwise, Reduction } kind = Kind::Pointwise;
   std::vector<ir::NodeId> nodes;   // computed in the kernel, topological order
   std::vector<ir::NodeId> inputs;  // tensor values read from memory, in order
-  std::vector<ir::NodeId> scalars; // ScalarInput nodes passed by value
+  // Host scalars passed by value: ScalarInput nodes and values computed
+  // from them on the host (is_host_scalar).
+  std::vector<ir::NodeId> scalars;
   std::vector<ir::NodeId> outputs; // values written to memory, in order
 
   // Reduction kernels only.
@@ -58,6 +60,12 @@ struct KernelPlan {
 // Fails (with a message naming the node) on graphs the code generator
 // cannot run yet, e.g. reductions over two different sets of dims.
 llvm::Expected<KernelPlan> schedule(const ir::Graph &g);
+
+// A weak scalar the host computes once per call from scalar arguments and
+// constants (`1.0 / std::sqrt(double(n))`), before the launches, with the
+// runtime's formulas: kernels take it as a parameter. Not reduce_size (the
+// kernel counts its row) nor what depends on it.
+bool is_host_scalar(const ir::Graph &g, ir::NodeId id);
 
 // Human-readable plan: per kernel, the ops it fuses (with source lines),
 // its passes, what it reads and writes per element.

@@ -348,16 +348,9 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
   switch (ir::op_info(op).form) {
   case ir::CompositeForm::NORM: {
     dims = {-1};
+    // eps is a runtime scalar; rms_norm's negative one (the default, -1)
+    // is x's machine epsilon, which decompose puts in per variant.
     for (unsigned i = 1; i < n; ++i) {
-      if (i == n - 1 && op == ir::Op::RmsNorm) {
-        // eps: a runtime scalar; rms_norm's default (-1: the dtype's
-        // machine epsilon) depends on the dtype and is not captured yet.
-        std::optional<APValue> k = fold(c->getArg(i));
-        if (k && k->isFloat() && k->getFloat().isNegative())
-          return fail_value(c->getArg(i)->getBeginLoc(),
-                            "rms_norm's default eps is not supported yet "
-                            "(pass an eps)");
-      }
       auto v = operand(c->getArg(i));
       if (!v)
         return std::nullopt;

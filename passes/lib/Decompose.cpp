@@ -202,6 +202,33 @@ llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
         return c.takeError();
       return *c;
     }
+    // rms_norm's eps: a negative one (its default, -1) stands for x's
+    // machine epsilon, as eager takes it (kiln::machine_epsilon).
+    if (n.op == Op::RmsNorm) {
+      llvm::SmallVector<NodeId, 3> x(s.x.begin(), s.x.end());
+      const Node &e = rw.graph().nodes[x[2]];
+      double meps = machine_epsilon(g.node(n.operands[0]).type.dtype);
+      if (e.op == Op::Constant) {
+        if (e.constant < 0)
+          x[2] = rw.constant(meps, DType::f64);
+      } else {
+        // Known at run time only: where(eps < 0, meps, eps), host work.
+        Node none;
+        llvm::Expected<NodeId> neg =
+            rw.emit(Op::Lt, {x[2], rw.constant(0.0, DType::f64)}, &none);
+        if (!neg)
+          return neg.takeError();
+        llvm::Expected<NodeId> pick = rw.emit(
+            Op::Where, {*neg, rw.constant(meps, DType::f64), x[2]}, &none);
+        if (!pick)
+          return pick.takeError();
+        x[2] = *pick;
+      }
+      llvm::Expected<NodeId> r = Expander(rw).emit(n, x, n.name, 0);
+      if (!r)
+        return r.takeError();
+      return *r;
+    }
     OpKind kind = op_info(n.op).kind;
     if (kind != OpKind::Pointwise && kind != OpKind::Composite)
       return std::nullopt;

@@ -172,16 +172,6 @@ void set_affine(const Plan &p, const Tensor &t, const char *what,
   stride = t.stride(0);
 }
 
-// torch.finfo(dtype).eps
-double machine_epsilon(DType t) {
-  switch (t) {
-  case DType::f16: return 0.0009765625;          // 2^-10
-  case DType::bf16: return 0.0078125;            // 2^-7
-  case DType::f64: return 2.220446049250313e-16; // 2^-52
-  default: return 1.1920928955078125e-07;        // 2^-23
-  }
-}
-
 } // namespace
 
 Tensor sum(const Tensor &x) { return reduce(plan_all(ReduceKind::Sum, x)); }

@@ -41,6 +41,15 @@ COMPILE Tensor conversions(const Tensor &x, double t, int64_t n) {
   return x * whole + double(on) + double(n) / 4;
 }
 
+// rms_norm's default eps is x's machine epsilon (per variant), and so is a
+// negative runtime eps (chosen on the host).
+COMPILE Tensor rms_default(const Tensor &x, const Tensor &w) {
+  return kiln::rms_norm(x, w);
+}
+COMPILE Tensor rms_eps(const Tensor &x, const Tensor &w, double eps) {
+  return kiln::rms_norm(x, w, eps);
+}
+
 inline int run_host_scalars(kiln::Device dev) {
   using capture_compare::check;
   using capture_compare::input;
@@ -63,6 +72,11 @@ inline int run_host_scalars(kiln::Device dev) {
       }
     check("conversions 0", dt, [&] { return V{conversions(x, 2.99, 0)}; }, 1, 0,
           k(3));
+    // Tiny rows, where eps decides the result.
+    Tensor tiny = input({4, 16}, dt, 3, dev) * 1e-3, w = input({16}, dt, 4, dev);
+    check("rms_default", dt, [&] { return V{rms_default(tiny, w)}; }, 1, 0, 1);
+    for (double eps : {-1.0, 1e-3})
+      check("rms_eps", dt, [&] { return V{rms_eps(tiny, w, eps)}; }, 1, 0, 1);
   }
   return capture_compare::summary();
 }

@@ -35,6 +35,20 @@ inline constexpr int kNumDTypes = 7;
 KILN_DTYPES(KILN_X)
 #undef KILN_X
 
+// torch.finfo(dtype).eps of the floating dtypes (rms_norm's default eps).
+constexpr double machine_epsilon(DType t) {
+  switch (t) {
+  case DType::f16:
+    return 0.0009765625; // 2^-10
+  case DType::bf16:
+    return 0.0078125; // 2^-7
+  case DType::f64:
+    return 2.220446049250313e-16; // 2^-52
+  default:
+    return 1.1920928955078125e-07; // 2^-23
+  }
+}
+
 KILN_HD constexpr int element_size(DType t) {
   switch (t) {
 #define KILN_X(name, ctype, size)                                              \

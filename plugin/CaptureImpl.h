@@ -247,6 +247,7 @@ private:
   std::optional<Value> host_math(const CallExpr *c, const FunctionDecl *callee,
                                  ir::Op op);
   std::optional<Value> to_dtype(const CXXMemberCallExpr *c, const Expr *obj);
+  std::optional<bool> optional_tensor(const Expr *arg);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);
   std::optional<ir::NodeId> operand(const Expr *e);
   bool inplace(const CXXOperatorCallExpr *oc);
@@ -291,6 +292,8 @@ private:
   QualType tensor_type_;
   ReturnKind fn_ret_ = ReturnKind::None;
   unsigned fn_ret_arity_ = 0; // tensors in the function's returned value
+  // `t.defined()` conditions made for optional tensors, per slot.
+  llvm::DenseMap<SlotId, Expr *> defined_calls_;
 };
 
 // Tensors in a returned value of type `t`: 1 for kiln::Tensor, N for a

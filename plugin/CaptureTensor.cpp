@@ -349,8 +349,24 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
   case ir::CompositeForm::NORM: {
     dims = {-1};
     // eps is a runtime scalar; rms_norm's negative one (the default, -1)
-    // is x's machine epsilon, which decompose puts in per variant.
+    // is x's machine epsilon, which decompose puts in per variant. The
+    // weight and bias are optional: an undefined one is a constant the
+    // decomposition's mul (1) or add (-0.0) drops, chosen per call by a
+    // specialisation on `w.defined()`.
     for (unsigned i = 1; i < n; ++i) {
+      if (i + 1 < n) {
+        std::optional<bool> present = optional_tensor(c->getArg(i));
+        if (!present)
+          return std::nullopt;
+        if (!*present) {
+          bool is_bias = op == ir::Op::LayerNorm && i == 2;
+          operands.push_back(
+              st.b.constant(is_bias ? -0.0 : 1.0, DType::f64,
+                            loc(c->getArg(i)->getBeginLoc())));
+          st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+          continue;
+        }
+      }
       auto v = operand(c->getArg(i));
       if (!v)
         return std::nullopt;
@@ -399,6 +415,55 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
   st.b.graph().nodes[id].dims = dims;
   st.b.graph().nodes[id].keepdim = keepdim;
   return Value::tensor(id, fresh_storage());
+}
+
+// Whether an optional tensor argument (a norm's weight or bias) is there:
+// false for `Tensor()`, a decision on `t.defined()` for a tensor from
+// outside the region, true otherwise (a tensor the region made is defined).
+// nullopt: a failure, or a decision to make.
+std::optional<bool> Capturer::optional_tensor(const Expr *arg) {
+  const Expr *e = strip_noop(arg, true, true);
+  while (true) {
+    if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
+      e = strip_noop(m->getSubExpr(), true, true);
+    else if (const auto *b = dyn_cast<CXXBindTemporaryExpr>(e))
+      e = strip_noop(b->getSubExpr(), true, true);
+    else
+      break;
+  }
+  if (const auto *ce = dyn_cast<CXXConstructExpr>(e);
+      ce && ce->getNumArgs() == 0 && is_kiln_tensor(ce->getType()))
+    return false; // Tensor(), kiln::Tensor{}
+  if (!isa<DeclRefExpr, MemberExpr>(e) || !is_kiln_tensor(e->getType()))
+    return true;
+  std::optional<SlotId> id = lvalue_slot(e, /*quiet=*/true);
+  if (failed())
+    return std::nullopt;
+  if (!id || st.values.count(*id))
+    return true; // not a tensor from outside, or one the region assigned
+  // `e.defined()`, made once per argument: decisions compare conditions by
+  // identity, and the rewrite evaluates it at the region's start.
+  Expr *&cond = defined_calls_[*id];
+  if (!cond) {
+    const CXXRecordDecl *rd = e->getType()->getAsCXXRecordDecl();
+    const CXXMethodDecl *md = nullptr;
+    for (const NamedDecl *d : rd->lookup(&ctx_.Idents.get("defined")))
+      if (const auto *m = dyn_cast<CXXMethodDecl>(d); m && m->getNumParams() == 0)
+        md = m;
+    if (!md)
+      return true;
+    auto *me = MemberExpr::CreateImplicit(
+        ctx_, const_cast<Expr *>(e), /*IsArrow=*/false,
+        const_cast<CXXMethodDecl *>(md), ctx_.BoundMemberTy, VK_PRValue,
+        OK_Ordinary);
+    cond = CXXMemberCallExpr::Create(ctx_, me, {}, md->getReturnType(),
+                                     VK_PRValue, e->getEndLoc(),
+                                     FPOptionsOverride());
+  }
+  std::string why;
+  if (!guardable(cond, why))
+    return true; // the tensor itself is read, and its guard says the rest
+  return decided(cond);
 }
 
 // An argument of an op: a tensor, a C++ number, or a kiln::Operand made

@@ -176,7 +176,9 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       // eps): the tensors, then eps as a double.
       os << fn << "(";
       for (size_t k = 0; k + 1 < n.operands.size(); ++k)
-        os << a(k) << ", ";
+        os << (k && types[n.operands[k]].scalar ? std::string("kiln::Tensor()")
+                                                : a(k))
+           << ", ";
       os << "double(" << a(n.operands.size() - 1) << "));\n";
       break;
     default: // reductions and REDUCE composites: fn(x[, dim, keepdim, ...])

@@ -209,6 +209,9 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
         return fail(what + " must be a weak scalar, not " + to_string(t));
       continue;
     }
+    // An absent weight or bias: the constant its op leaves x with (1, -0.0).
+    if (t.scalar && g.node(n.operands[i + 1]).op == Op::Constant)
+      continue;
     if (t.scalar || t.dtype != x.dtype)
       return fail(what + " must be a tensor of x's dtype (" +
                   dtype_name(x.dtype) + "), not " + to_string(t) +

@@ -91,6 +91,9 @@ struct Storage {
   // dtypes agree, which may depend on the variant, so the cast and its
   // source may be one tensor. An in-place update of either stays eager.
   bool cast_shared = false;
+  // A to()'s own result: where the cast is the identity, eager hands out
+  // its source itself (a clone() of it gets a storage without this).
+  bool cast_result = false;
 };
 
 // A lambda as a value: its by-copy captures are copied when it is made.

@@ -571,6 +571,7 @@ std::optional<Value> Capturer::to_dtype(const CXXMemberCallExpr *c,
   st.storages[x->storage].cast_shared = true;
   Storage s;
   s.cast_shared = true;
+  s.cast_result = true;
   return Value::tensor(n, fresh_storage(s));
 }
 

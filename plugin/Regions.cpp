@@ -541,6 +541,16 @@ bool Planner::finalize(const std::vector<State> &states,
         if (spec.graph.nodes[v.node].op == ir::Op::Input ||
             (it != output_storage.end() && it->second != v.storage))
           o.clone = true;
+        // The value of a to() of an argument, not the to()'s own result (a
+        // clone() of it): the fast path may hand out the argument itself
+        // (an identity cast in this variant), eager a new tensor.
+        ir::NodeId root = v.node;
+        while (spec.graph.nodes[root].op == ir::Op::Cast ||
+               spec.graph.nodes[root].op == ir::Op::CastLike)
+          root = spec.graph.nodes[root].operands[0];
+        if (root != v.node && spec.graph.nodes[root].op == ir::Op::Input &&
+            !s.cast_result)
+          o.clone = true;
       }
       o.contiguous = v.contiguous;
       output_storage.try_emplace(v.node, v.storage);

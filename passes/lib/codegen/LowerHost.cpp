@@ -703,12 +703,17 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
       id = spec.graph.node(id).operands[0];
     return id;
   };
+  // Output j is its argument itself in eager: every cast on its way was
+  // the identity (none is left in this variant's graph).
+  auto is_argument = [&](size_t j) {
+    return g.node(g.outputs[j]).op == Op::Input &&
+           spec.graph.node(through_casts(captured[j])).op == Op::Input;
+  };
   for (auto [j, o] : llvm::enumerate(g.outputs)) {
-    bool shared =
-        g.node(o).op == Op::Input &&
-        spec.graph.node(through_casts(captured[j])).op != Op::Input;
+    bool shared = g.node(o).op == Op::Input && !is_argument(j);
     for (size_t i = 0; i < j; ++i)
-      shared |= g.outputs[i] == o && captured[i] != captured[j];
+      shared |= g.outputs[i] == o && captured[i] != captured[j] &&
+                !(is_argument(i) && is_argument(j));
     Expr t = tensor_of(g, o);
     h.body.push_back(assign(deref(nm("out" + std::to_string(j))),
                             shared ? method(t, "clone") : t));

@@ -1,6 +1,8 @@
 // infer-types: dtypes by the op table's rules (kiln/dtype.h promotion),
 // shapes by broadcasting with symbolic dims and by reducing over dims.
 #include <kiln/passes/passes.h>
+
+#include <cmath>
 #include <kiln/passes/text.h>
 
 #include "ReduceDims.h"
@@ -209,8 +211,12 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
         return fail(what + " must be a weak scalar, not " + to_string(t));
       continue;
     }
-    // An absent weight or bias: the constant its op leaves x with (1, -0.0).
-    if (t.scalar && g.node(n.operands[i + 1]).op == Op::Constant)
+    // An absent weight or bias: the constant that leaves x as it is, bit
+    // for bit (a weight of 1, a bias of -0.0).
+    if (const Node &c = g.node(n.operands[i + 1]);
+        t.scalar && c.op == Op::Constant &&
+        (extra[i].name == "bias" ? c.constant == 0 && std::signbit(c.constant)
+                                 : c.constant == 1))
       continue;
     if (t.scalar || t.dtype != x.dtype)
       return fail(what + " must be a tensor of x's dtype (" +

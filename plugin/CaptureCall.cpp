@@ -83,12 +83,9 @@ std::optional<Value> Capturer::host_math(const CallExpr *c,
     std::optional<ir::NodeId> n = materialize(*v, a->getExprLoc());
     if (!n)
       return std::nullopt;
-    if (is_double && scalar_dtype(a->getType()) != DType::f64) {
-      // std::sqrt(int) and friends compute on the double of the argument.
-      ir::NodeId cv = add_op(ir::Op::Cast, {*n}, a->getExprLoc());
-      st.b.graph().nodes[cv].cast_to = DType::f64;
-      n = cv;
-    }
+    // std::sqrt(int) and friends compute on the double of the argument.
+    if (is_double && scalar_dtype(a->getType()) != DType::f64)
+      n = add_cast(*n, DType::f64, a->getExprLoc());
     ids.push_back(*n);
   }
   Value r;

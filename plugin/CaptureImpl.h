@@ -258,6 +258,7 @@ private:
   std::optional<Value> tuple(const Expr *e, unsigned arity);
   ir::NodeId add_op(ir::Op op, llvm::ArrayRef<ir::NodeId> operands,
                     SourceLocation at);
+  ir::NodeId add_cast(ir::NodeId x, DType to, SourceLocation at);
   int fresh_storage(Storage s = {});
   static const Expr *skip(const Expr *e);
 

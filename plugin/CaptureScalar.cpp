@@ -96,8 +96,7 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
         return std::nullopt;
       Value r;
       r.kind = Value::Scalar;
-      r.node = add_op(ir::Op::Cast, {*xn}, ce->getExprLoc());
-      st.b.graph().nodes[r.node].cast_to = scalar_dtype(ce->getType());
+      r.node = add_cast(*xn, scalar_dtype(ce->getType()), ce->getExprLoc());
       r.type = plain(ce->getType());
       if (scalar_dtype(r.type) != want)
         return fail_value(s->getExprLoc(),

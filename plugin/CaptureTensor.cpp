@@ -135,6 +135,13 @@ ir::NodeId Capturer::add_op(ir::Op op, llvm::ArrayRef<ir::NodeId> operands,
   return n;
 }
 
+// A `to` node: x converted to `to`.
+ir::NodeId Capturer::add_cast(ir::NodeId x, DType to, SourceLocation at) {
+  ir::NodeId n = add_op(ir::Op::Cast, {x}, at);
+  st.b.graph().nodes[n].cast_to = to;
+  return n;
+}
+
 std::optional<Value> Capturer::name_value(const DeclRefExpr *dre) {
   const ValueDecl *d = dre->getDecl();
   const Frame &fr = frames_.back();
@@ -563,8 +570,7 @@ std::optional<Value> Capturer::to_dtype(const CXXMemberCallExpr *c,
                         "the dtype of 'to' must be a compile-time constant "
                         "(kiln::f32) or 't.dtype()' of a tensor");
     DType to = static_cast<DType>(k->getInt().getZExtValue());
-    n = add_op(ir::Op::Cast, {x->node}, c->getExprLoc());
-    st.b.graph().nodes[n].cast_to = to;
+    n = add_cast(x->node, to, c->getExprLoc());
     dc = to == DType::b8 ? DClass::Bool : DClass::Fixed;
   }
   st.dclass[n] = dc;

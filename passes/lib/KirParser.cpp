@@ -236,13 +236,18 @@ private:
     }
   }
 
-  bool parse_type(Type &type) {
-    const Token &t = peek();
-    std::optional<DType> dtype;
+  // The dtype a token names (f32, bf16, ...), if it names one.
+  static std::optional<DType> dtype_token(const Token &t) {
     if (t.kind == Tok::Ident)
       for (int i = 0; i < kNumDTypes; ++i)
         if (t.text == dtype_name(static_cast<DType>(i)))
-          dtype = static_cast<DType>(i);
+          return static_cast<DType>(i);
+    return std::nullopt;
+  }
+
+  bool parse_type(Type &type) {
+    const Token &t = peek();
+    std::optional<DType> dtype = dtype_token(t);
     if (!dtype)
       return fail(t, "bad type '" + t.text +
                          "': expected a dtype (f32, f16, bf16, f64, i32, i64, "
@@ -513,11 +518,7 @@ private:
     if (!expect(Tok::Equal, "'=' after 'dtype'"))
       return false;
     const Token &t = peek();
-    std::optional<DType> dtype;
-    if (t.kind == Tok::Ident)
-      for (int i = 0; i < kNumDTypes; ++i)
-        if (t.text == dtype_name(static_cast<DType>(i)))
-          dtype = static_cast<DType>(i);
+    std::optional<DType> dtype = dtype_token(t);
     if (!dtype)
       return fail(t, "bad dtype '" + t.text +
                          "': expected f32, f16, bf16, f64, i32, i64 or b8");

@@ -33,13 +33,6 @@ Expr tensor_of(const ir::Graph &g, NodeId id) {
   return g.node(id).op == Op::Input ? arg_of(g, id) : nm("t" + std::to_string(id));
 }
 Expr dtype_expr(DType dt) { return nm(std::string("kiln::DType::") + dtype_name(dt)); }
-// Whether `from` is among the operands of `to`, transitively.
-bool feeds(const ir::Graph &g, NodeId from, NodeId to) {
-  for (NodeId o : g.node(to).operands)
-    if (o == from || (o > from && feeds(g, from, o)))
-      return true;
-  return false;
-}
 Stmt fail_if(Expr cond, std::string check, std::string message) {
   return guard_check(std::move(cond), {std::move(check), std::move(message)});
 }
@@ -662,20 +655,25 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   // The host scalars the kernels take, once per call, with the runtime's
   // formulas (the eager body computes them with the same functions).
   {
-    std::set<NodeId> used;
+    // Only those some kernel takes, and what they are computed from.
+    std::vector<bool> needed(g.nodes.size(), false);
+    std::vector<NodeId> work;
     for (const sched::Kernel &k : v.plan.kernels)
-      used.insert(k.scalars.begin(), k.scalars.end());
+      work.insert(work.end(), k.scalars.begin(), k.scalars.end());
+    while (!work.empty()) {
+      NodeId id = work.back();
+      work.pop_back();
+      if (needed[id])
+        continue;
+      needed[id] = true;
+      for (NodeId o : g.node(id).operands)
+        work.push_back(o);
+    }
     ValueMap values;
     for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id) {
       if (g.node(id).op == Op::ScalarInput)
         values[id] = arg_of(g, id);
-      else if (sched::is_host_scalar(g, id)) {
-        // Only those some kernel takes, and what they are computed from.
-        bool needed = used.count(id) != 0;
-        for (NodeId u : used)
-          needed |= u > id && feeds(g, id, u);
-        if (!needed)
-          continue;
+      else if (needed[id] && sched::is_host_scalar(g, id)) {
         h.body.push_back(compute_node(g, id, values));
         values[id] = value_var(id);
       }

@@ -274,6 +274,7 @@ json explain_json(const DumpedFunction &f) {
                          {"reads_bytes_per_element", k.reads_bytes_per_element},
                          {"writes_bytes_per_element", k.writes_bytes_per_element},
                          {"passes", k.passes},
+                         {"runs", k.runs},
                          {"cuda_kernels", std::move(entry_points)}});
     }
     for (const codegen::GuardInfo &g : c.guards)

@@ -159,8 +159,9 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   size_t captured = 0, fused = 0;
   for (const ir::Node &n : spec.graph.nodes)
     captured += ir::op_info(n.op).arity > 0;
-  for (const sched::Kernel &k : v0.plan.kernels)
-    fused += k.nodes.size();
+  for (auto [ki, k] : llvm::enumerate(v0.plan.kernels))
+    if (!llvm::is_contained(v0.plan.unfused, int(ki)))
+      fused += k.nodes.size();
   // Scalar ops the host computes before the launches (sched::is_host_scalar).
   size_t host = 0;
   for (NodeId id = 0; id < NodeId(v0.graph.nodes.size()); ++id)
@@ -171,7 +172,12 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   std::string dts;
   for (const Variant &v : variants)
     dts += (dts.empty() ? "" : ", ") + std::string(dtype_name(v.dtype));
-  size_t nk = v0.plan.kernels.size();
+  size_t nk = v0.plan.launched();
+  std::string apart =
+      v0.plan.fused < 0
+          ? ""
+          : " (" + std::to_string(v0.plan.unfused.size()) +
+                " when the outputs' shapes differ)";
   fc.remarks.push_back(
       {spec.loc, "compiled '" + spec.user_name + "': " + ops(captured) +
                      " captured" +
@@ -180,7 +186,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                                 " after decomposition and simplification"
                           : "") +
                      ", fused into " + std::to_string(nk) +
-                     (nk == 1 ? " kernel" : " kernels") + " (" + dts + "; " +
+                     (nk == 1 ? " kernel" : " kernels") + apart + " (" + dts + "; " +
                      (opts.cuda ? "CUDA and CPU" : "CPU only") + ")" +
                      (host ? ", " + std::to_string(host) + " scalar " +
                                  (host == 1 ? "op" : "ops") + " on the host"

@@ -26,6 +26,10 @@ std::vector<KernelInfo> kernel_infos(const FunctionSpec &spec,
       info.variant = v.dtype;
       info.reduction = k.kind == sched::Kernel::Kind::Reduction;
       info.passes = info.reduction ? k.passes : 1;
+      if (int(ki) == v.plan.fused)
+        info.runs = "when the outputs share one shape";
+      else if (v.plan.alternative(int(ki)))
+        info.runs = "when the outputs' shapes differ";
       for (NodeId m : k.nodes)
         info.ops.push_back({ir::op_info(g.node(m).op).name, names[m],
                             g.node(m).loc});

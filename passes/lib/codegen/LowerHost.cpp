@@ -230,6 +230,20 @@ struct Host {
         "the shapes of " + in + " do not broadcast"));
   }
 
+  // The multi-output kernel's space (sched::KernelPlan::fused): the
+  // broadcast of all the inputs, when it is and every output's shape is
+  // that (computed by the per-input-set kernels' spaces, the guards).
+  // Not a guard: the per-input-set kernels run otherwise.
+  void fused_space(const sched::KernelPlan &plan) {
+    const std::string n = std::to_string(plan.fused);
+    const sched::Kernel &k = plan.kernels[plan.fused];
+    body.push_back(decl("", "kiln::Dims", "shape" + n));
+    Expr same = call("kiln::rt::broadcast_shapes", {size_list(k), nm("shape" + n)});
+    for (int u : plan.unfused)
+      same = same && nm("shape" + std::to_string(u)) == nm("shape" + n);
+    body.push_back(decl("const", "bool", "fuse" + n, same));
+  }
+
   // A reduction kernel's space: the broadcast of its inputs as [outer, R,
   // inner]; guards that every reduction reads, and every full output is,
   // a value of that whole shape (eager would broadcast otherwise).
@@ -333,7 +347,35 @@ struct Host {
 
   // ---- launches ----
 
-  void launch_pointwise(int ki, const sched::Kernel &k) {
+  // Kernel ki's output tensors, of its iteration space's shape.
+  void allocate_outputs(int ki, const sched::Kernel &k) {
+    for (NodeId o : k.outputs)
+      body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, o)),
+                          call("kiln::empty", {nm("shape" + std::to_string(ki)),
+                                               dtype_expr(g.node(o).type.dtype),
+                                               dev})));
+  }
+
+  // The multi-output kernel, or the per-input-set kernels in its place
+  // (each output allocated once, by the kernel of its input set: when the
+  // multi-output kernel runs, that is its shape too).
+  void launch_fused(const sched::KernelPlan &plan) {
+    for (int u : plan.unfused)
+      allocate_outputs(u, plan.kernels[u]);
+    Stmts outer = std::move(body);
+    body.clear();
+    launch_pointwise(plan.fused, plan.kernels[plan.fused], false);
+    Stmts fused = std::move(body);
+    body.clear();
+    for (int u : plan.unfused)
+      launch_pointwise(u, plan.kernels[u], false);
+    Stmts apart = std::move(body);
+    body = std::move(outer);
+    body.push_back(if_then(nm("fuse" + std::to_string(plan.fused)),
+                           std::move(fused), std::move(apart)));
+  }
+
+  void launch_pointwise(int ki, const sched::Kernel &k, bool allocate = true) {
     const int vec = vector_width(g, k);
     const Expr n = nm("n"), shape = nm("shape" + std::to_string(ki));
     std::string what = "kernel " + std::to_string(ki) + ": " +
@@ -345,10 +387,8 @@ struct Host {
                 " (line " + std::to_string(nd.loc.line) + ")";
     }
     body.push_back(comment(what));
-    for (NodeId o : k.outputs)
-      body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, o)),
-                          call("kiln::empty", {shape, dtype_expr(g.node(o).type.dtype),
-                                               dev})));
+    if (allocate)
+      allocate_outputs(ki, k);
     Stmts b;
     Expr dense = lit("true");
     for (NodeId in : k.inputs)
@@ -645,8 +685,10 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
     if (k.kind == sched::Kernel::Kind::Reduction)
       h.reduction_space(ki, k);
-    else
+    else if (int(ki) != v.plan.fused)
       h.pointwise_space(ki, k);
+  if (v.plan.fused >= 0)
+    h.fused_space(v.plan);
   std::string probe;
   for (const Kernel &k : lv.kernels)
     if (k.target == Target::Cuda && probe.empty() && !k.entry_points().empty())
@@ -683,11 +725,13 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   // range named after the user's function.
   h.body.push_back(decl("const", "kiln::rt::NvtxRange", "nvtx_call",
                         call("kiln::rt::NvtxRange", {nm("kFn")})));
+  if (v.plan.fused >= 0)
+    h.launch_fused(v.plan);
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
     if (k.kind == sched::Kernel::Kind::Reduction)
       h.launch_reduction(int(ki), k, kernel_of(int(ki), Target::Cuda),
                          *kernel_of(int(ki), Target::Cpu));
-    else
+    else if (!v.plan.alternative(int(ki)))
       h.launch_pointwise(int(ki), k);
   // Outputs that are different tensors in eager (each a fresh result) are
   // different tensors here, whatever the passes made of them: one that

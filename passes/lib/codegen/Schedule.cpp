@@ -5,6 +5,10 @@
 // that read the same set of tensor arguments therefore share one iteration
 // space and fuse into one kernel; a kernel recomputes whatever pointwise
 // producers its outputs need (cheaper than a round trip to memory).
+// Outputs that read different sets usually have one shape too (an Adam
+// step's m, v and p): one kernel over the broadcast of all their inputs
+// writes them all, and the per-set kernels are what runs when the shapes
+// turn out to differ (a check, not a guard: both paths are compiled).
 //
 // Graphs with reductions: one kernel over [outer, R, inner] with full and
 // reduced values and passes (see schedule.h). What it cannot run yet is an
@@ -17,6 +21,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 namespace kiln::sched {
@@ -72,6 +77,23 @@ static void sort_members(const ir::Graph &g, const std::set<NodeId> &members,
   }
 }
 
+// Whether two values' shapes are equal, as far as their types say: true or
+// false when known at compile time, nullopt when only a run-time check
+// can tell.
+static std::optional<bool> same_shape(const ir::Shape &a, const ir::Shape &b) {
+  if (!a.ranked || !b.ranked)
+    return std::nullopt;
+  if (a.dims.size() != b.dims.size())
+    return false;
+  bool known = true;
+  for (auto [x, y] : llvm::zip(a.dims, b.dims)) {
+    if (!x.is_symbolic() && !y.is_symbolic() && x.value != y.value)
+      return false;
+    known &= x == y;
+  }
+  return known ? std::optional<bool>(true) : std::nullopt;
+}
+
 static KernelPlan schedule_pointwise(const ir::Graph &g) {
   KernelPlan plan;
   plan.kernel_of_node.assign(g.nodes.size(), -1);
@@ -98,6 +120,41 @@ static KernelPlan schedule_pointwise(const ir::Graph &g) {
     if (!llvm::is_contained(k.outputs, out))
       k.outputs.push_back(out);
     members[it->second].insert(need.begin(), need.end());
+  }
+  // Multi-output fusion: when the outputs read different sets of inputs,
+  // one more kernel computes them all over the broadcast of every input,
+  // each node once. It is the first kernel; the per-input-set kernels run
+  // instead when an output's shape is not that broadcast.
+  // Known shapes decide at compile time: all one shape, one kernel; two
+  // that differ, the per-input-set kernels.
+  std::optional<bool> same = true;
+  for (const Kernel &k : plan.kernels)
+    for (NodeId o : k.outputs) {
+      std::optional<bool> s =
+          same_shape(g.node(o).type.shape,
+                     g.node(plan.kernels[0].outputs[0]).type.shape);
+      if (s == false)
+        same = false;
+      else if (!s && same)
+        same = std::nullopt;
+    }
+  if (plan.kernels.size() > 1 && same != false) {
+    Kernel all;
+    std::set<NodeId> every;
+    for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
+      all.outputs.insert(all.outputs.end(), k.outputs.begin(), k.outputs.end());
+      every.insert(members[ki].begin(), members[ki].end());
+      plan.unfused.push_back(int(ki) + 1);
+    }
+    if (same) { // nothing to choose at run time
+      plan.kernels = {std::move(all)};
+      members = {std::move(every)};
+      plan.unfused.clear();
+    } else {
+      plan.kernels.insert(plan.kernels.begin(), std::move(all));
+      members.insert(members.begin(), std::move(every));
+      plan.fused = 0;
+    }
   }
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
     sort_members(g, members[ki], k);
@@ -256,8 +313,11 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
   };
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << "plan for @" << g.name << ": " << plan.kernels.size() << " kernel"
-     << (plan.kernels.size() == 1 ? "" : "s") << "\n";
+  size_t nk = plan.launched();
+  os << "plan for @" << g.name << ": " << nk << " kernel" << (nk == 1 ? "" : "s");
+  if (plan.fused >= 0)
+    os << " (" << plan.unfused.size() << " when the outputs' shapes differ)";
+  os << "\n";
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
     bool red = k.kind == Kernel::Kind::Reduction;
     int read = 0, written = 0;
@@ -282,6 +342,15 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       for (NodeId i : k.inputs)
         os << " " << value_name(i);
       os << "\n";
+      if (int(ki) == plan.fused) {
+        os << "  runs when every output has that shape; else kernels";
+        for (auto [i, u] : llvm::enumerate(plan.unfused))
+          os << (i ? ", " : " ") << u;
+        os << "\n";
+      } else if (plan.alternative(int(ki))) {
+        os << "  runs instead of kernel " << plan.fused
+           << " when the outputs' shapes differ\n";
+      }
     }
     for (NodeId m : k.nodes) {
       const ir::Node &n = g.node(m);

@@ -100,6 +100,7 @@ using kiln::Tensor;
 // JSON:      kernels[0].reads_bytes_per_element = 8
 // JSON-NEXT: kernels[0].writes_bytes_per_element = 4
 // JSON-NEXT: kernels[0].passes = 1
+// JSON-NEXT: kernels[0].runs = "always"
 // JSON-NEXT: kernels[0].cuda_kernels.size = 0
 // JSON:      kernels[1].dtype = "f16"
 // JSON:      kernels[1].reads_bytes_per_element = 4

@@ -95,6 +95,10 @@ struct KernelInfo {
   int reads_bytes_per_element = 0;
   int writes_bytes_per_element = 0; // reductions: full-size outputs only
   int passes = 1; // passes over each row (reductions); 1 for pointwise
+  // When a call launches it: "always", "when the outputs share one shape"
+  // (the multi-output kernel) or "when the outputs' shapes differ" (the
+  // per-input-set kernels that run in its place).
+  std::string runs = "always";
 };
 
 // One run-time check of the fast path, as the host code makes it. A failed

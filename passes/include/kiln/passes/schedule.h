@@ -18,6 +18,7 @@
 
 #include <kiln/passes/ir.h>
 
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/Error.h>
 
 #include <string>
@@ -55,6 +56,23 @@ struct KernelPlan {
   std::vector<ir::NodeId> passthrough;
   // The kernel each node is computed in, or -1 (arguments, constants).
   std::vector<int> kernel_of_node;
+  // Multi-output fusion (pointwise graphs whose outputs read different
+  // sets of inputs): kernel `fused` writes every output in one pass over
+  // the broadcast of all the inputs. It runs when each output has that
+  // shape; otherwise kernels `unfused` run in its place, one per set of
+  // inputs, each over its own outputs' shape. -1 and empty when every
+  // kernel always runs.
+  int fused = -1;
+  std::vector<int> unfused;
+  // Whether kernel ki is one of the alternatives above rather than a kernel
+  // every call launches.
+  bool alternative(int ki) const {
+    return ki == fused || llvm::is_contained(unfused, ki);
+  }
+  // Kernels a call launches when the outputs share one shape.
+  size_t launched() const {
+    return kernels.size() - unfused.size();
+  }
 };
 
 // Fails (with a message naming the node) on graphs the code generator

@@ -1,0 +1,124 @@
+// The cases of test/plugin/capture/exec-multi-output*.cpp: functions with
+// several outputs over one iteration space, each computed by one kernel
+// (multi-output fusion), compiled against eager on one device over every
+// variant. Outputs whose shapes differ at run time take the per-input-set
+// kernels instead: still compiled, never a fallback.
+#pragma once
+
+#include "capture_compare.h"
+
+#include <cmath>
+
+#ifndef BACKEND
+#define BACKEND "backend=kiln"
+#endif
+#define COMPILE [[kiln::compile(BACKEND)]]
+
+using kiln::Tensor;
+
+// An Adam step written functionally: m, v and p read different sets of
+// tensors, and all have p's shape.
+COMPILE void adam_assign(Tensor &p, Tensor &m, Tensor &v, const Tensor &g,
+                         double lr, double b1, double b2, double eps,
+                         int64_t step) {
+  m = m * b1 + g * (1 - b1);
+  v = v * b2 + g * g * (1 - b2);
+  double bc1 = 1 - std::pow(b1, double(step));
+  double bc2 = 1 - std::pow(b2, double(step));
+  p = p - (m / bc1) / (kiln::sqrt(v / bc2) + eps) * lr;
+}
+
+// The same step in place, as optimizers write it.
+COMPILE void adam_inplace(Tensor &p, Tensor &m, Tensor &v, const Tensor &g,
+                          double lr, double b1, double b2, double eps,
+                          int64_t step) {
+  m *= b1;
+  m += g * (1 - b1);
+  v *= b2;
+  v += g * g * (1 - b2);
+  double bc1 = 1 - std::pow(b1, double(step));
+  double bc2 = 1 - std::pow(b2, double(step));
+  p -= (m / bc1) / (kiln::sqrt(v / bc2) + eps) * lr;
+}
+
+// Two results of different inputs: one kernel when their shapes agree,
+// two kernels when they do not (x [4, 6] and b [6]: [4, 6] and [6]).
+COMPILE std::pair<Tensor, Tensor> two(const Tensor &x, const Tensor &b) {
+  return {kiln::exp(x) + 1, b * 2};
+}
+
+// (mean, rstd, normalized) of a row: one row kernel writes all three.
+struct Normalized {
+  Tensor mean, rstd, y;
+};
+COMPILE Normalized normalize(const Tensor &x, double eps) {
+  Tensor mu = kiln::mean(x, -1, true);
+  Tensor d = x - mu;
+  Tensor rstd = kiln::rsqrt(kiln::mean(d * d, -1, true) + eps);
+  return {mu, rstd, d * rstd};
+}
+
+inline int run_multi_output(kiln::Device dev) {
+  using capture_compare::check;
+  using V = std::vector<Tensor>;
+  auto input = [&](kiln::Dims s, kiln::DType dt, uint64_t seed) {
+    return capture_compare::input(s, dt, seed, dev);
+  };
+  const bool eager_backend = std::string(BACKEND) == "backend=eager";
+  // Kernels launched: with the eager backend, one per captured op.
+  auto k = [&](int64_t fused) { return eager_backend ? -1 : fused; };
+  for (kiln::DType dt : {kiln::DType::f32, kiln::DType::f64, kiln::DType::bf16,
+                         kiln::DType::f16}) {
+    for (int step : {1, 3}) {
+      check("adam assign, step " + std::to_string(step), dt, [&] {
+        Tensor p = input({33, 65}, dt, 1), m = input({33, 65}, dt, 2),
+               v = kiln::abs(input({33, 65}, dt, 3)), g = input({33, 65}, dt, 4);
+        kiln::reset_stats(); // count the step's kernels only
+        adam_assign(p, m, v, g, 1e-2, 0.9, 0.999, 1e-8, step);
+        return V{p, m, v};
+      }, 1, 0, k(1));
+      // Updated in place: written back into the caller's storage (one
+      // copy per updated tensor after the fused kernel).
+      check("adam in place, step " + std::to_string(step), dt, [&] {
+        Tensor p = input({33, 65}, dt, 1), m = input({33, 65}, dt, 2),
+               v = kiln::abs(input({33, 65}, dt, 3)), g = input({33, 65}, dt, 4);
+        Tensor p_view = p.slice(0, 2, 5); // sees the update
+        kiln::reset_stats();
+        adam_inplace(p, m, v, g, 1e-2, 0.9, 0.999, 1e-8, step);
+        return V{p, m, v, p_view};
+      }, 1, 0, k(4));
+    }
+    check("two, same shape", dt, [&] {
+      Tensor x = input({4, 6}, dt, 5), b = input({4, 6}, dt, 6);
+      kiln::reset_stats();
+      auto [r, s] = two(x, b);
+      return V{r, s};
+    }, 1, 0, k(1));
+    check("two, shapes differ", dt, [&] {
+      Tensor x = input({4, 6}, dt, 5), b = input({6}, dt, 6);
+      kiln::reset_stats();
+      auto [r, s] = two(x, b);
+      return V{r, s};
+    }, 1, 0, k(2));
+    check("two, broadcast to one shape", dt, [&] {
+      // b's result is [1, 6], x's [4, 6]: the shapes differ.
+      Tensor x = input({4, 6}, dt, 5), b = input({1, 6}, dt, 6);
+      kiln::reset_stats();
+      auto [r, s] = two(x, b);
+      return V{r, s};
+    }, 1, 0, k(2));
+    check("two, empty", dt, [&] {
+      Tensor x = input({0, 6}, dt, 5), b = input({0, 6}, dt, 6);
+      kiln::reset_stats();
+      auto [r, s] = two(x, b);
+      return V{r, s};
+    }, 1, 0, k(0));
+    check("normalize", dt, [&] {
+      Tensor x = input({8, 100}, dt, 7);
+      kiln::reset_stats();
+      Normalized r = normalize(x, 1e-5);
+      return V{r.mean, r.rstd, r.y};
+    }, 1, 0, k(1));
+  }
+  return capture_compare::summary();
+}

@@ -56,6 +56,15 @@ def layer_norm_rows(x, w, b):
     return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
 
 
+def adam_step(p, m, v, g, lr: float, b1: float, b2: float, eps: float, step: int):
+    m.mul_(b1).add_(g * (1 - b1))
+    v.mul_(b2).add_(g * g * (1 - b2))
+    bc1 = 1 - b1 ** step
+    bc2 = 1 - b2 ** step
+    p.sub_((m / bc1) / (torch.sqrt(v / bc2) + eps) * lr)
+    return p
+
+
 def rms_norm_rows(x, w):
     return F.rms_norm(x, (x.shape[-1],), w, 1e-6)
 
@@ -126,12 +135,15 @@ BACK_TO_BACK = 20
 OPTS = argparse.Namespace(modes=["default"], only=None)
 
 
-def run(name, fn, args, reps):
+def run(name, fn, args, reps, fresh=None):
+    """fresh: for workloads that update their arguments, the initial state
+    as new tensors, for the checked calls (the timed ones use args)."""
     if OPTS.only and OPTS.only not in name:
         return
     rec = {"workload": name, "impl": "torch"}
+    checked = (lambda f: f(*fresh())) if fresh else (lambda f: f(*args))
     try:
-        eager = fn(*args)
+        eager = checked(fn)
         call = lambda: fn(*args)
         if "default" in OPTS.modes:  # other modes' runs add to this one's record
             rec["eager_ms"] = median(time_calls(call, 3, reps))
@@ -140,7 +152,7 @@ def run(name, fn, args, reps):
             key = "compiled" if mode == "default" else "compiled_" + mode.replace("-", "_")
             torch._dynamo.reset()
             compiled_fn = torch.compile(fn, mode=None if mode == "default" else mode)
-            out = compiled_fn(*args)
+            out = checked(compiled_fn)
             rec[key + "_rel_diff"] = rel_diff(out, eager)
             ccall = lambda: compiled_fn(*args)
             rec[key + "_ms"] = median(time_calls(ccall, 3, reps))
@@ -196,6 +208,13 @@ def main():
     run("tanh-GELU", gelu_tanh, (x,), reps)
     run("3x: x=sin x+cos x", sin_cos_loop, (x,), reps)
     run("where(sum(x)>t,2x,x)", where_sum, (x, 0.0), reps)
+    p0, m0 = torch.randn(n, device=dev), torch.randn(n, device=dev) * 0.1
+    v0, g = torch.randn(n, device=dev).abs() * 0.01, torch.randn(n, device=dev)
+    state = (p0.clone(), m0.clone(), v0.clone())
+    hyper = (1e-3, 0.9, 0.999, 1e-8, 10)
+    run("Adam step (in place)", adam_step, (*state, g, *hyper), reps,
+        fresh=lambda: (p0.clone(), m0.clone(), v0.clone(), g, *hyper))
+    del state
     sx = torch.randn(32768, 1024, device=dev)
     run("softmax", softmax_rows, (sx,), reps)
     run("softmax, composed", softmax_composed, (sx,), reps)

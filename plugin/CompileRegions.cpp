@@ -57,13 +57,17 @@ llvm::json::Value spec_json(const codegen::FunctionSpec &s, bool eager) {
   llvm::json::Array checks;
   for (const codegen::CallerCheck &c : s.caller_checks)
     checks.push_back(llvm::json::Array{c.check, c.message});
+  llvm::json::Array into;
+  for (int i : s.into)
+    into.push_back(int64_t(i));
   return llvm::json::Object{{"symbol", s.symbol},
                             {"user", s.user_name},
                             {"eager", eager},
                             {"args", std::move(args)},
                             {"loc", loc_json(s.loc)},
                             {"graph", ir::print(s.graph)},
-                            {"caller_checks", std::move(checks)}};
+                            {"caller_checks", std::move(checks)},
+                            {"into", std::move(into)}};
 }
 
 // Fails (with why) when the payload is not what spec_json wrote.
@@ -88,6 +92,9 @@ std::string spec_from_json(const llvm::json::Value &v,
           {(*pair)[0].getAsString().value_or("").str(),
            (*pair)[1].getAsString().value_or("").str()});
     }
+  if (const llvm::json::Array *a = o->getArray("into"))
+    for (const llvm::json::Value &i : *a)
+      s.into.push_back(int(i.getAsInteger().value_or(codegen::FunctionSpec::kNotInto)));
   std::optional<llvm::StringRef> kir = o->getString("graph");
   if (!kir)
     return "no graph";
@@ -263,6 +270,16 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
                                           std::to_string(k));
       fs.loc = to_ir_loc(ctx, single ? fd->getLocation() : at);
       fs.caller_checks = caller_checks(spec);
+      for (const RegionOutput &o : spec.outputs) {
+        int into = o.kind == RegionOutput::CopyInto
+                       ? codegen::FunctionSpec::kInto
+                       : codegen::FunctionSpec::kNotInto;
+        for (auto [i, in] : llvm::enumerate(spec.inputs))
+          if (into == codegen::FunctionSpec::kInto && !in.expr &&
+              in.slot == o.slot)
+            into = int(i);
+        fs.into.push_back(into);
+      }
       codegen::FunctionCode code = generate(fs, eager);
       if (!code.error.empty()) {
         llvm::StringRef why = code.error;

@@ -324,7 +324,13 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
       std::string name = whole_ ? "__kiln_out" + std::to_string(k)
                                 : "__kiln_o" + std::to_string(r.index) + "_" +
                                       std::to_string(k);
-      outs.push_back(local(name, tensor_));
+      // A result copied into a tensor starts as that tensor: the fast path
+      // may write into it (codegen::FunctionSpec::into), and the copy of a
+      // tensor onto itself does nothing.
+      const RegionOutput &o = spec.outputs[k];
+      outs.push_back(local(name, tensor_,
+                           o.kind == RegionOutput::CopyInto ? slot_expr(o.slot)
+                                                            : nullptr));
       body.push_back(decl_stmt(outs.back()));
     }
   }

@@ -47,6 +47,16 @@ COMPILE std::pair<Tensor, Tensor> two(const Tensor &x, const Tensor &b) {
   return {kiln::exp(x) + 1, b * 2};
 }
 
+// An in-place update beside a result read from the tensor's old values:
+// when both run in one kernel each element is read before it is written;
+// when the shapes differ (two kernels) m's kernel must not write m before
+// r's kernel reads it: the update is written to a new tensor and copied.
+COMPILE Tensor update_after_read(Tensor &m, const Tensor &g, const Tensor &z) {
+  Tensor r = m * z;
+  m += g;
+  return r;
+}
+
 // (mean, rstd, normalized) of a row: one row kernel writes all three.
 struct Normalized {
   Tensor mean, rstd, y;
@@ -77,8 +87,7 @@ inline int run_multi_output(kiln::Device dev) {
         adam_assign(p, m, v, g, 1e-2, 0.9, 0.999, 1e-8, step);
         return V{p, m, v};
       }, 1, 0, k(1));
-      // Updated in place: written back into the caller's storage (one
-      // copy per updated tensor after the fused kernel).
+      // Updated in place: the kernel writes into the caller's storage.
       check("adam in place, step " + std::to_string(step), dt, [&] {
         Tensor p = input({33, 65}, dt, 1), m = input({33, 65}, dt, 2),
                v = kiln::abs(input({33, 65}, dt, 3)), g = input({33, 65}, dt, 4);
@@ -86,8 +95,32 @@ inline int run_multi_output(kiln::Device dev) {
         kiln::reset_stats();
         adam_inplace(p, m, v, g, 1e-2, 0.9, 0.999, 1e-8, step);
         return V{p, m, v, p_view};
-      }, 1, 0, k(4));
+      }, 1, 0, k(1));
+      // p not contiguous: written to a new tensor and copied into p.
+      check("adam in place, strided p, step " + std::to_string(step), dt, [&] {
+        Tensor big = input({33, 130}, dt, 1), m = input({33, 65}, dt, 2),
+               v = kiln::abs(input({33, 65}, dt, 3)), g = input({33, 65}, dt, 4);
+        Tensor p = big.slice(1, 10, 75);
+        kiln::reset_stats();
+        adam_inplace(p, m, v, g, 1e-2, 0.9, 0.999, 1e-8, step);
+        return V{big, m, v};
+      }, 1, 0, k(2));
     }
+    check("update after read, one kernel", dt, [&] {
+      Tensor m = input({4, 6}, dt, 8), g = input({6}, dt, 9), z = input({6}, dt, 10);
+      Tensor alias = m;
+      kiln::reset_stats();
+      Tensor r = update_after_read(m, g, z);
+      return V{r, m, alias};
+    }, 1, 0, k(1));
+    check("update after read, two kernels", dt, [&] {
+      Tensor m = input({4, 6}, dt, 8), g = input({6}, dt, 9),
+             z = input({3, 1, 1}, dt, 10);
+      Tensor alias = m;
+      kiln::reset_stats();
+      Tensor r = update_after_read(m, g, z);
+      return V{r, m, alias};
+    }, 1, 0, k(3)); // two kernels and the copy into m
     check("two, same shape", dt, [&] {
       Tensor x = input({4, 6}, dt, 5), b = input({4, 6}, dt, 6);
       kiln::reset_stats();

@@ -122,6 +122,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
           });
       return fc;
     }
+    sched::plan_in_place(*g, spec.into, *plan);
     variants.push_back({dt, std::move(*g), std::move(*plan)});
   }
   if (variants.empty()) {

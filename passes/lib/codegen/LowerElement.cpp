@@ -211,11 +211,19 @@ std::vector<Param> kernel_params(const ir::Graph &g, const sched::Kernel &k,
   auto ptr = [&](const char *t, bool is_const) {
     return std::string(is_const ? "const " : "") + t + " *" + r;
   };
+  // A pair written in place (Kernel::write_into) may be one pointer.
+  auto ptr_of = [&](DType dt, bool is_const, bool restricted) {
+    return restricted ? ptr(storage_type(dt), is_const)
+                      : std::string(is_const ? "const " : "") +
+                            storage_type(dt) + " *";
+  };
   for (auto [i, in] : llvm::enumerate(k.inputs))
-    ps.push_back({ptr(storage_type(g.node(in).type.dtype), true),
+    ps.push_back({ptr_of(g.node(in).type.dtype, true,
+                         k.restricted_input(int(i))),
                   "in" + std::to_string(i), true});
   for (auto [j, o] : llvm::enumerate(k.outputs))
-    ps.push_back({ptr(storage_type(g.node(o).type.dtype), false),
+    ps.push_back({ptr_of(g.node(o).type.dtype, false,
+                         k.restricted_output(int(j))),
                   "out" + std::to_string(j), true});
   for (auto [i, sc] : llvm::enumerate(k.scalars))
     ps.push_back({std::string(r.empty() ? "" : "const ") +

@@ -347,21 +347,52 @@ struct Host {
 
   // ---- launches ----
 
+  // The tensor kernel ki writes its output y into, of the kernel's
+  // shape: a new one, or the one the caller copies it into when the kernel
+  // can write through (sched::Kernel::write_into; kiln::gen::output_into
+  // checks the rest at run time).
+  const sched::Kernel::WriteInto *write_into(const sched::Kernel &k, int y) const {
+    for (const sched::Kernel::WriteInto &w : k.write_into)
+      if (w.output == y)
+        return &w;
+    return nullptr;
+  }
+  Expr output_tensor(int ki, NodeId o,
+                     const sched::Kernel::WriteInto *w) const {
+    const Expr shape = nm("shape" + std::to_string(ki)),
+               dt = dtype_expr(g.node(o).type.dtype);
+    if (w)
+      return call("kiln::gen::output_into",
+                  {deref(nm("out" + std::to_string(w->result))), shape, dt, dev});
+    return call("kiln::empty", {shape, dt, dev});
+  }
   // Kernel ki's output tensors, of its iteration space's shape.
   void allocate_outputs(int ki, const sched::Kernel &k) {
-    for (NodeId o : k.outputs)
+    for (auto [y, o] : llvm::enumerate(k.outputs))
       body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, o)),
-                          call("kiln::empty", {nm("shape" + std::to_string(ki)),
-                                               dtype_expr(g.node(o).type.dtype),
-                                               dev})));
+                          output_tensor(ki, o, write_into(k, int(y)))));
   }
 
   // The multi-output kernel, or the per-input-set kernels in its place
   // (each output allocated once, by the kernel of its input set: when the
   // multi-output kernel runs, that is its shape too).
   void launch_fused(const sched::KernelPlan &plan) {
-    for (int u : plan.unfused)
-      allocate_outputs(u, plan.kernels[u]);
+    // Written in place by one path and not the other: chosen by fuse<i>.
+    const sched::Kernel &f = plan.kernels[plan.fused];
+    const Expr fuse = nm("fuse" + std::to_string(plan.fused));
+    for (int u : plan.unfused) {
+      const sched::Kernel &k = plan.kernels[u];
+      for (auto [y, o] : llvm::enumerate(k.outputs)) {
+        const auto *wf = write_into(f, int(llvm::find(f.outputs, o) - f.outputs.begin()));
+        const auto *wu = write_into(k, int(y));
+        // The shapes agree when the multi-output kernel runs: its output
+        // has the shape of kernel u's.
+        Expr e = output_tensor(u, o, wu);
+        if (!wf != !wu)
+          e = select(fuse, output_tensor(u, o, wf), std::move(e));
+        body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, o)), e));
+      }
+    }
     Stmts outer = std::move(body);
     body.clear();
     launch_pointwise(plan.fused, plan.kernels[plan.fused], false);

@@ -166,11 +166,13 @@ Kernel lower_pointwise_cpu(const ir::Graph &g, const sched::Kernel &k, int ki,
   contig.body.push_back(unpack_ctx(kl));
   for (auto [x, i] : llvm::enumerate(k.inputs))
     contig.body.push_back(decl(
-        "const", std::string(storage_type(g.node(i).type.dtype)) + " *__restrict",
+        "const", std::string(storage_type(g.node(i).type.dtype)) +
+                     (k.restricted_input(int(x)) ? " *__restrict" : " *"),
         "in" + std::to_string(x), c.field("in" + std::to_string(x))));
   for (auto [y, o] : llvm::enumerate(k.outputs))
     contig.body.push_back(decl(
-        "", std::string(storage_type(g.node(o).type.dtype)) + " *__restrict",
+        "", std::string(storage_type(g.node(o).type.dtype)) +
+                (k.restricted_output(int(y)) ? " *__restrict" : " *"),
         "out" + std::to_string(y), c.field("out" + std::to_string(y))));
   scalars(contig.body);
   Expr i = var("i");
@@ -203,10 +205,13 @@ Kernel lower_pointwise_cpu(const ir::Graph &g, const sched::Kernel &k, int ki,
   rows.push_back(decl_array("int64_t", "off", std::to_string(nops)));
   rows.push_back(eval(method(calc, "get", {row * inner, off})));
   for (size_t y = 0; y < nout; ++y)
-    rows.push_back(decl("", "auto *__restrict", "out" + std::to_string(y),
+    rows.push_back(decl("", k.restricted_output(int(y)) ? "auto *__restrict" : "auto *",
+                        "out" + std::to_string(y),
                         c.field("out" + std::to_string(y)) + off[int64_t(y)]));
   for (size_t x = 0; x < k.inputs.size(); ++x)
-    rows.push_back(decl("const", "auto *__restrict", "in" + std::to_string(x),
+    rows.push_back(decl("const",
+                        k.restricted_input(int(x)) ? "auto *__restrict" : "auto *",
+                        "in" + std::to_string(x),
                         c.field("in" + std::to_string(x)) +
                             off[int64_t(nout + x)]));
   ElementAccess sa;

@@ -296,6 +296,59 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
   return schedule_reduction(g, members, reductions);
 }
 
+void plan_in_place(const ir::Graph &g, const std::vector<int> &into,
+                   KernelPlan &plan) {
+  if (into.size() != g.outputs.size())
+    return;
+  // A reduction kernel checks its operands' layout just before its launch:
+  // a failure there runs the original body, which must see the arguments
+  // as they were. Only calls without one write in place.
+  for (const Kernel &k : plan.kernels)
+    if (k.kind != Kernel::Kind::Pointwise)
+      return;
+  const int nk = int(plan.kernels.size());
+  // Whether kernels a and b run in the same call: not the multi-output
+  // kernel and one it replaces.
+  auto together = [&](int a, int b) {
+    if (a == b || plan.fused < 0)
+      return a != b;
+    if (a == plan.fused || b == plan.fused)
+      return !plan.alternative(a == plan.fused ? b : a);
+    return true;
+  };
+  for (int ki = 0; ki < nk; ++ki) {
+    Kernel &k = plan.kernels[ki];
+    k.write_into.clear();
+    if (k.kind != Kernel::Kind::Pointwise)
+      continue;
+    for (auto [y, o] : llvm::enumerate(k.outputs)) {
+      int result = -1, copies = 0;
+      for (auto [j, out] : llvm::enumerate(g.outputs))
+        if (out == o && into[j] != -1) {
+          result = int(j);
+          ++copies;
+        }
+      if (copies != 1)
+        continue;
+      int input = -1;
+      bool read_elsewhere = false;
+      for (NodeId a : g.args()) {
+        const ir::Node &n = g.node(a);
+        if (n.op != Op::Input || n.arg_index != into[result])
+          continue;
+        auto pos = llvm::find(k.inputs, a);
+        if (pos != k.inputs.end())
+          input = int(pos - k.inputs.begin());
+        for (int kb = 0; kb < nk; ++kb)
+          read_elsewhere |= together(ki, kb) &&
+                            llvm::is_contained(plan.kernels[kb].inputs, a);
+      }
+      if (!read_elsewhere)
+        k.write_into.push_back({int(y), result, input});
+    }
+  }
+}
+
 static std::string loc_str(const ir::Loc &l) {
   if (!l.valid())
     return "";
@@ -368,8 +421,13 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       os << "\n";
     }
     os << "  writes";
-    for (NodeId o : k.outputs)
+    for (auto [y, o] : llvm::enumerate(k.outputs)) {
       os << " " << value_name(o);
+      if (llvm::any_of(k.write_into, [&](const Kernel::WriteInto &w) {
+            return w.output == int(y);
+          }))
+        os << " (in place when it can)";
+    }
     os << "\n";
   }
   for (NodeId p : plan.passthrough)

@@ -21,6 +21,19 @@ inline bool dense(const Tensor &t, int64_t n) {
   return t.is_contiguous() && t.numel() == n;
 }
 
+// The tensor a kernel writes an in-place update's result into: `dst`,
+// the tensor the caller copies it into, itself when the kernel can write
+// it element by element (defined, on `dev`, of dtype `dt` and shape
+// `shape`, contiguous: no element twice); else a new tensor, which the
+// caller copies into `dst` as before.
+inline Tensor output_into(const Tensor &dst, const Dims &shape, DType dt,
+                          Device dev) {
+  if (dst.defined() && dst.device() == dev && dst.dtype() == dt &&
+      dst.sizes() == shape && dst.is_contiguous())
+    return dst;
+  return empty(shape, dt, dev);
+}
+
 // p is a multiple of `bytes` (a power of two).
 inline bool aligned(const void *p, unsigned bytes) {
   return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;

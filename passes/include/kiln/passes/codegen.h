@@ -61,6 +61,13 @@ struct FunctionSpec {
   // The caller evaluates each and passes it, true when it holds, to
   // caller_checks_symbol(symbol), which logs the first that fails.
   std::vector<CallerCheck> caller_checks;
+  // Per graph output (empty: none): whether the caller copies the result
+  // into a tensor (an in-place update, `t.copy_(out)`): kInto when it is
+  // no argument's, else the index of the argument it is. The caller passes
+  // that tensor in *out<j>, and the fast path may write the result into it
+  // directly (the copy is then of the tensor onto itself: nothing).
+  static constexpr int kNotInto = -1, kInto = -2;
+  std::vector<int> into;
 };
 
 // `bool <symbol>_aliased(bool held0, ...)`: the host code's function that

@@ -37,6 +37,25 @@ struct Kernel {
   std::vector<ir::NodeId> scalars;
   std::vector<ir::NodeId> outputs; // values written to memory, in order
 
+  // Outputs the kernel may write straight into the tensor the caller
+  // copies them into (an in-place update; plan_in_place): `output`, the
+  // position in `outputs`; `result`, the graph output; `input`, the
+  // position in `inputs` of that same tensor, or -1 when the kernel does
+  // not read it. The pointers of such a pair may be equal, so neither is
+  // __restrict__ (restricted_input/output).
+  struct WriteInto {
+    int output, result, input;
+  };
+  std::vector<WriteInto> write_into;
+  bool restricted_input(int x) const {
+    return llvm::none_of(write_into, [&](const WriteInto &w) { return w.input == x; });
+  }
+  bool restricted_output(int y) const {
+    return llvm::none_of(write_into, [&](const WriteInto &w) {
+      return w.output == y && w.input >= 0;
+    });
+  }
+
   // Reduction kernels only.
   llvm::SmallVector<int64_t, 2> dims; // as written; empty = all dims
   // Per graph node: a reduced value without the reduced dims (from
@@ -84,6 +103,19 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g);
 // runtime's formulas: kernels take it as a parameter. Not reduce_size (the
 // kernel counts its row) nor what depends on it.
 bool is_host_scalar(const ir::Graph &g, ir::NodeId id);
+
+// In-place updates written through: into[j] says whether graph output j
+// is copied into a tensor after the call (codegen::FunctionSpec::into:
+// kNotInto -1, kInto -2 for a tensor no argument is, else that argument's
+// index). A pointwise kernel writing output j may write it into that
+// tensor instead, element by element as it reads the tensor's old value,
+// when no other kernel the call launches with it reads that argument
+// (it would see the new values) and no other output is copied into the
+// same value. Fills Kernel::write_into; the host code still checks at
+// run time that the tensor has the output's shape, dtype and a dense
+// layout.
+void plan_in_place(const ir::Graph &g, const std::vector<int> &into,
+                   KernelPlan &plan);
 
 // Human-readable plan: per kernel, the ops it fuses (with source lines),
 // its passes, what it reads and writes per element.

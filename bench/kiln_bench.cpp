@@ -213,6 +213,19 @@ int main(int argc, char **argv) {
   run(o, {"layer norm, composed", s3, 8.0 * lrows * lcols, 0, 1e-5,
           [&] { return layer_norm_composed(lx, lw, lb); }});
 
+  {
+    const int64_t B = o.quick ? 1 : 8, H = o.quick ? 2 : 16, T = o.quick ? 64 : 1024;
+    Tensor s = kiln::randn({B, H, T, T}, kiln::f32, d).to(kiln::bf16);
+    // Causal: key j visible from query i when j <= i.
+    Tensor i = kiln::arange(T, kiln::f32, d).reshape({T, 1});
+    Tensor keep = kiln::arange(T, kiln::f32, d).reshape({1, T}) <= i;
+    char s8[64];
+    std::snprintf(s8, sizeof s8, "%lldx%lldx%lldx%lld bf16, [T, T] mask",
+                  (long long)B, (long long)H, (long long)T, (long long)T);
+    run(o, {"masked softmax", s8, 4.0 * B * H * T * T + double(T * T), 0, 1e-2,
+            [&] { return masked_softmax(s, keep, 0.125); }});
+  }
+
   Tensor rx = lx.to(kiln::bf16), rw = lw.to(kiln::bf16);
   char s4[64];
   std::snprintf(s4, sizeof s4, "%lldx%lld bf16", (long long)lrows, (long long)lcols);

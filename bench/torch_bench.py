@@ -65,6 +65,10 @@ def adam_step(p, m, v, g, lr: float, b1: float, b2: float, eps: float, step: int
     return p
 
 
+def masked_softmax(s, mask, scale: float):
+    return torch.softmax(torch.where(mask, s * scale, -1e9), -1)
+
+
 def rms_norm_rows(x, w):
     return F.rms_norm(x, (x.shape[-1],), w, 1e-6)
 
@@ -218,6 +222,11 @@ def main():
     sx = torch.randn(32768, 1024, device=dev)
     run("softmax", softmax_rows, (sx,), reps)
     run("softmax, composed", softmax_composed, (sx,), reps)
+    T = 1024
+    ms = torch.randn(8, 16, T, T, device=dev).bfloat16()
+    causal = torch.ones(T, T, device=dev, dtype=torch.bool).tril()
+    run("masked softmax", masked_softmax, (ms, causal, 0.125), reps)
+    del ms
     lx = torch.randn(16384, 4096, device=dev)
     lw, lb = torch.randn(4096, device=dev), torch.randn(4096, device=dev)
     run("layer norm", layer_norm_rows, (lx, lw, lb), reps)

@@ -73,6 +73,13 @@ using kiln::Tensor;
   p -= (m / bc1) / (kiln::sqrt(v / bc2) + eps) * lr;
 }
 
+// Attention's masked softmax (issue 18 item 5): a causal [T, T] mask
+// beside [B, H, T, T] scores, one row kernel reading the mask in place.
+[[kiln::compile]] Tensor masked_softmax(const Tensor &s, const Tensor &mask,
+                                        double scale) {
+  return kiln::softmax(kiln::where(mask, s * scale, -1e9), -1);
+}
+
 [[kiln::compile]] Tensor layer_norm_gelu(const Tensor &x, const Tensor &w,
                                          const Tensor &b) {
   return kiln::gelu(kiln::layer_norm(x, w, b, 1e-5), "tanh");

@@ -103,7 +103,7 @@ int64_t direct_offset(const Tensor &t, const Dims &full, const Dims &idx) {
 // offset.
 TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
   std::mt19937 r(29);
-  int walkable = 0, not_walkable = 0;
+  int walkable = 0, not_walkable = 0, outer_only = 0, others = 0;
   for (int iter = 0; iter < 400; ++iter) {
     const int rank = 1 + int(r() % 4);
     Dims full;
@@ -142,7 +142,7 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
     // Brute force: each group's offsets, with the other groups at index
     // 0, must be affine in the group's linear index.
     const int lo[3] = {0, int(d0), int(d1) + 1}, hi[3] = {int(d0), int(d1) + 1, rank};
-    bool affine = true;
+    bool affine = true, group_affine[3] = {true, true, true};
     int64_t step[3] = {0, 0, 0};
     for (int gi = 0; gi < 3; ++gi) {
       int64_t n = 1;
@@ -160,10 +160,39 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
         if (lin == 1)
           step[gi] = o;
         if (o != lin * step[gi])
-          affine = false;
+          affine = group_affine[gi] = false;
       }
     }
     ASSERT_EQ(ok, affine);
+    // row_operand also walks outer dims one stride each cannot: true
+    // exactly when R and inner can, and then row_base and the R stride give
+    // every element's offset (operand 1 of 2, operand 0 a contiguous full
+    // output, as the host code fills them).
+    RowStrides<2> st;
+    Tensor out = zeros(full);
+    ASSERT_TRUE(gen::row_operand(out, full, geo, st, 0));
+    const bool any = gen::row_operand(v, full, geo, st, 1);
+    ASSERT_EQ(any, group_affine[1] && group_affine[2]);
+    ASSERT_EQ(st.nouter > 0, any && !group_affine[0]);
+    if (any)
+      for (int64_t o = 0; o < sp.outer; ++o)
+        for (int64_t k = 0; k < sp.R; ++k)
+          for (int64_t i = 0; i < sp.inner; ++i) {
+            Dims idx;
+            for (int d = 0; d < rank; ++d)
+              idx.push_back(0);
+            int64_t lin[3] = {o, k, i};
+            for (int gi = 0; gi < 3; ++gi)
+              for (int d = hi[gi] - 1; d >= lo[gi]; --d) {
+                idx[d] = lin[gi] % full[d];
+                lin[gi] /= full[d];
+              }
+            ASSERT_EQ(row_base(st, 1, o, i) + k * st.s[1][1],
+                      direct_offset(v, full, idx));
+            ASSERT_EQ(row_base(st, 0, o, i) + k * st.s[0][1],
+                      direct_offset(out, full, idx));
+          }
+    (any && !group_affine[0] ? outer_only : others)++;
     (ok ? walkable : not_walkable)++;
     if (!ok)
       continue;
@@ -185,6 +214,7 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
   }
   EXPECT_GT(walkable, 100);
   EXPECT_GT(not_walkable, 10) << "the views should include unwalkable ones";
+  EXPECT_GT(outer_only, 5) << "and ones only row_operand walks";
 }
 
 // plan_cuda: whatever the shape, the launch covers every row once and

@@ -508,24 +508,24 @@ struct Host {
     }
     body.push_back(decl("", "kiln::RowStrides<" + std::to_string(nops) + ">",
                         print(st)));
-    for (auto [j, o] : llvm::enumerate(k.outputs)) {
-      Expr s = st.field("s")[int64_t(j)];
-      if (k.role[o] == sched::Role::Full) {
-        body.push_back(eval(call("kiln::gen::row_strides",
-                                 {tensor_of(g, o), full, geo, s})));
-      } else {
-        body.push_back(assign(s[0], sp.field("inner")));
-        body.push_back(assign(s[1], lit(0)));
-        body.push_back(assign(s[2], lit(1)));
-      }
-    }
+    // Every operand's strides along [outer, R, inner], and along each
+    // outer dim for operands broadcast across rows unevenly (a [T, T] mask
+    // beside [B, H, T, T] scores): kiln::RowStrides.
+    for (auto [j, o] : llvm::enumerate(k.outputs))
+      body.push_back(eval(
+          k.role[o] == sched::Role::Full
+              ? cast("void", call("kiln::gen::row_operand",
+                                  {tensor_of(g, o), full, geo, st, lit(int64_t(j))}))
+              : call("kiln::gen::row_reduced", {full, geo, sp, st, lit(int64_t(j))})));
     for (auto [i, in] : llvm::enumerate(k.inputs)) {
       std::string an = arg_name(g, g.node(in).arg_index);
       body.push_back(fail_if(
-          lnot(call("kiln::gen::row_strides",
-                {arg_of(g, in), full, geo, st.field("s")[int64_t(nout + i)]})),
-          "kernel " + n + ": " + an + " has a layout the reduction can walk as rows",
-          an + " has a layout the reduction cannot walk as rows"));
+          lnot(call("kiln::gen::row_operand",
+                    {arg_of(g, in), full, geo, st, lit(int64_t(nout + i))})),
+          "kernel " + n + ": " + an +
+              " has a layout the reduction can walk along the reduced dims",
+          an + " has a layout the reduction cannot walk along the reduced "
+               "dims (or the dims after them)"));
     }
     Stmts b;
     pointers(b, k);
@@ -563,7 +563,8 @@ struct Host {
       Expr vec_ok = sp.field("inner") == lit(1) && sp.field("R") % vec == lit(0);
       for (auto [i, in] : llvm::enumerate(k.inputs)) {
         Expr s = st.field("s")[int64_t(nout + i)];
-        vec_ok = vec_ok && s[1] == lit(1) && s[0] % vec == lit(0) &&
+        vec_ok = vec_ok && s[1] == lit(1) &&
+                 call("kiln::gen::rows_aligned", {st, lit(int64_t(nout + i)), lit(vec)}) &&
                  call("kiln::gen::aligned",
                       {nm("in" + std::to_string(i)),
                        lit(vec * element_size(g.node(in).type.dtype))});

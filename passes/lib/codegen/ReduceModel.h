@@ -166,6 +166,10 @@ struct RedModel {
   Expr base(size_t op) const { return numbered("b", op); }
   Expr rstride(size_t op) const { return numbered("rs", op); }
   size_t in_op(size_t i) const { return nout + i; } // RowStrides operand
+  // Operand op's offset of row (o, i): kiln::row_base.
+  Expr row_base(size_t op) const {
+    return call("kiln::row_base", {st, lit(int64_t(op)), v("o"), v("i")});
+  }
 
   // `o`, `i`, and each operand's base offset b<j> and R stride rs<j>.
   void row_setup(Stmts &b) const {
@@ -174,7 +178,7 @@ struct RedModel {
     b.push_back(decl("const", "int64_t", "i", row - o * inner));
     for (size_t op = 0; op < nout + nin; ++op) {
       Expr s = st.field("s")[int64_t(op)];
-      b.push_back(decl("const", "int64_t", print(base(op)), o * s[0] + i * s[2]));
+      b.push_back(decl("const", "int64_t", print(base(op)), row_base(op)));
       b.push_back(decl("const", "int64_t", print(rstride(op)), s[1]));
     }
   }

@@ -109,31 +109,96 @@ inline bool row_space(const Dims &full, std::initializer_list<int64_t> dims,
   return true;
 }
 
+namespace detail {
+// t's element stride, broadcast to `full`, along dims [lo, hi) of full
+// walked as one index; false when they cannot be walked with one stride.
+inline bool group_stride(const Tensor &t, const Dims &full, int lo, int hi,
+                         int64_t &s) {
+  const int off = full.rank() - t.dim();
+  bool have = false;
+  int64_t expect = 0;
+  s = 0;
+  for (int d = hi - 1; d >= lo; --d) {
+    if (full[d] == 1)
+      continue;
+    const int td = d - off;
+    const int64_t sd = td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
+    if (have && sd != expect)
+      return false;
+    if (!have)
+      s = sd;
+    have = true;
+    expect = sd * full[d];
+  }
+  return true;
+}
+} // namespace detail
+
 // t's element strides, broadcast to `full`, for each of [outer, R, inner];
 // false when a group of dims cannot be walked with one stride.
 inline bool row_strides(const Tensor &t, const Dims &full,
                         const ReduceGeom &geo, int64_t out[3]) {
-  const int rank = full.rank(), off = rank - t.dim();
-  if (off < 0)
+  const int rank = full.rank();
+  if (rank < t.dim())
     return false;
   const int lo[3] = {0, geo.d0, geo.d1 + 1}, hi[3] = {geo.d0, geo.d1 + 1, rank};
-  for (int gi = 0; gi < 3; ++gi) {
-    bool have = false;
-    int64_t s = 0, expect = 0;
-    for (int d = hi[gi] - 1; d >= lo[gi]; --d) {
-      if (full[d] == 1)
-        continue;
+  for (int gi = 0; gi < 3; ++gi)
+    if (!detail::group_stride(t, full, lo[gi], hi[gi], out[gi]))
+      return false;
+  return true;
+}
+
+// Operand op of a fused reduction: t, broadcast to `full`, in st.s[op],
+// and its stride along each outer dim. False when R or inner cannot be
+// walked with one stride; outer dims that cannot make st walk its outer
+// dims one by one (RowStrides::nouter), for every operand.
+template <int N>
+bool row_operand(const Tensor &t, const Dims &full, const ReduceGeom &geo,
+                 RowStrides<N> &st, int op) {
+  const int rank = full.rank(), off = rank - t.dim();
+  if (off < 0 ||
+      !detail::group_stride(t, full, geo.d0, geo.d1 + 1, st.s[op][1]) ||
+      !detail::group_stride(t, full, geo.d1 + 1, rank, st.s[op][2]))
+    return false;
+  int n = 0;
+  for (int d = 0; d < geo.d0; ++d)
+    if (full[d] != 1) {
       const int td = d - off;
-      const int64_t sd = td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
-      if (have && sd != expect)
-        return false;
-      if (!have)
-        s = sd;
-      have = true;
-      expect = sd * full[d];
+      st.outer_size[n] = full[d];
+      st.outer_stride[op][n++] =
+          td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
     }
-    out[gi] = s;
-  }
+  if (!detail::group_stride(t, full, 0, geo.d0, st.s[op][0]))
+    st.nouter = n;
+  return true;
+}
+
+// Operand op: a reduced output (the reduced dims kept as 1), contiguous.
+template <int N>
+void row_reduced(const Dims &full, const ReduceGeom &geo, const RowSpace &sp,
+                 RowStrides<N> &st, int op) {
+  st.s[op][0] = sp.inner;
+  st.s[op][1] = 0;
+  st.s[op][2] = 1;
+  int n = 0;
+  for (int d = 0; d < geo.d0; ++d)
+    n += full[d] != 1;
+  int64_t stride = sp.inner;
+  for (int d = geo.d0 - 1, k = n - 1; d >= 0; --d)
+    if (full[d] != 1) {
+      st.outer_size[k] = full[d];
+      st.outer_stride[op][k--] = stride;
+      stride *= full[d];
+    }
+}
+
+// Operand op's rows start on multiples of vec elements.
+template <int N> bool rows_aligned(const RowStrides<N> &st, int op, int vec) {
+  if (st.nouter == 0)
+    return st.s[op][0] % vec == 0;
+  for (int d = 0; d < st.nouter; ++d)
+    if (st.outer_stride[op][d] % vec != 0)
+      return false;
   return true;
 }
 

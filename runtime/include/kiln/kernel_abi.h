@@ -56,8 +56,34 @@ struct RowSpace {
 };
 
 // Element strides of N operands along outer, R and inner (0: broadcast).
+// When some operand's offsets along the outer dims do not follow one
+// stride (a [T, T] mask or a [1, H, 1, 1] per-head scale beside [B, H, T,
+// T] scores, reduced over the last dim), nouter > 0: the outer dims that
+// are not 1, outermost first, and every operand's stride along each; a
+// row's offset is then their sum (row_base: a few divisions per row).
 template <int N> struct RowStrides {
   int64_t s[N][3];
+  int nouter = 0;
+  int64_t outer_size[kMaxRank];
+  int64_t outer_stride[N][kMaxRank];
 };
+
+// Operand op's offset of row (o, i): o the outer index, i the inner.
+template <int N>
+KILN_HD inline int64_t row_base(const RowStrides<N> &st, int op, int64_t o,
+                                int64_t i) {
+  int64_t b = i * st.s[op][2];
+  if (st.nouter == 0)
+    return b + o * st.s[op][0];
+#ifdef __CUDACC__
+#pragma unroll 1
+#endif
+  for (int d = st.nouter - 1; d >= 0; --d) {
+    const int64_t size = st.outer_size[d], q = o / size;
+    b += (o - q * size) * st.outer_stride[op][d];
+    o = q;
+  }
+  return b;
+}
 
 } // namespace kiln

@@ -220,8 +220,11 @@ enum class RedMode { rows, loop, split };
 // a block re-reading the row per pass when it does not, and a row split
 // over blocks when there are too few rows to fill the GPU. Sets sp.tpr,
 // sp.vpt, sp.splits and the launch shape.
+// one_stride: every operand walks the outer dims with one stride
+// (RowStrides::nouter == 0), which the rows kernel assumes.
 inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
-                         int64_t sms, unsigned &grid, unsigned &block) {
+                         int64_t sms, unsigned &grid, unsigned &block,
+                         bool one_stride = true) {
   const int64_t slots = (sp.R + V - 1) / V;
   if (sp.rows < 2 * sms && sp.R >= 16384) {
     // About 32 blocks of 256 threads per multiprocessor in all (a grid of
@@ -237,7 +240,8 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
   // Rows that fit the rows kernel's registers, and that it can read 16
   // bytes at a time.
   const int64_t most = std::min(slots_per_thread, 2) * 512; // rows1/2: 512 threads
-  if (sp.vec && slots <= std::max<int64_t>(most, 256 * slots_per_thread)) {
+  if (one_stride && sp.vec &&
+      slots <= std::max<int64_t>(most, 256 * slots_per_thread)) {
     // Threads per row: enough for KILN_ROWS_SLOTS slots each (more slots
     // per thread: more bytes in flight per thread, more registers), at
     // least a warp, at most 512 (256 with 4 slots each).

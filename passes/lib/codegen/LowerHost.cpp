@@ -583,8 +583,7 @@ struct Host {
                          call("kiln::gen::plan_cuda",
                               {sp, lit(vec), lit(slots),
                                call("kiln::rt::multiprocessor_count", {dev}),
-                               nm("grid"), nm("block"),
-                               st.field("nouter") == lit(0)})));
+                               nm("grid"), nm("block")})));
       const Expr mode = nm("mode");
       // The rows kernel holding the row: the fewest slots that do.
       Expr rows = kernel_ref(kname(ki, "rows") + "1");

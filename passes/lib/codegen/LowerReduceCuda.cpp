@@ -187,14 +187,8 @@ struct RedCuda : RedModel {
     rowb.push_back(decl("const", "int64_t", "o",
                         select(inner == lit(1), row, row / inner)));
     rowb.push_back(decl("const", "int64_t", "i", row - o * inner));
-    // One stride per operand along the outer dims: the host code runs this
-    // kernel only then (plan_cuda's one_stride; kiln::row_base's general
-    // case costs this kernel 16 registers, and occupancy, even untaken).
-    for (size_t op = 0; op < nout + nin; ++op) {
-      Expr s = st.field("s")[int64_t(op)];
-      rowb.push_back(
-          decl("const", "int64_t", print(base(op)), o * s[0] + i * s[2]));
-    }
+    for (size_t op = 0; op < nout + nin; ++op)
+      rowb.push_back(decl("const", "int64_t", print(base(op)), row_base(op)));
     prologue(rowb);
     for (size_t x = 0; x < nin; ++x) {
       if (!cached_input(x))

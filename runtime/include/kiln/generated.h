@@ -161,15 +161,20 @@ bool row_operand(const Tensor &t, const Dims &full, const ReduceGeom &geo,
       !detail::group_stride(t, full, geo.d1 + 1, rank, st.s[op][2]))
     return false;
   int n = 0;
+  int64_t outer = 1;
   for (int d = 0; d < geo.d0; ++d)
     if (full[d] != 1) {
       const int td = d - off;
       st.outer_size[n] = full[d];
       st.outer_stride[op][n++] =
           td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
+      outer *= full[d];
     }
-  if (!detail::group_stride(t, full, 0, geo.d0, st.s[op][0]))
+  if (!detail::group_stride(t, full, 0, geo.d0, st.s[op][0])) {
+    if (outer > int64_t(UINT32_MAX)) // kiln::row_base divides in 32 bits
+      return false;
     st.nouter = n;
+  }
   return true;
 }
 
@@ -220,11 +225,8 @@ enum class RedMode { rows, loop, split };
 // a block re-reading the row per pass when it does not, and a row split
 // over blocks when there are too few rows to fill the GPU. Sets sp.tpr,
 // sp.vpt, sp.splits and the launch shape.
-// one_stride: every operand walks the outer dims with one stride
-// (RowStrides::nouter == 0), which the rows kernel assumes.
 inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
-                         int64_t sms, unsigned &grid, unsigned &block,
-                         bool one_stride = true) {
+                         int64_t sms, unsigned &grid, unsigned &block) {
   const int64_t slots = (sp.R + V - 1) / V;
   if (sp.rows < 2 * sms && sp.R >= 16384) {
     // About 32 blocks of 256 threads per multiprocessor in all (a grid of
@@ -240,8 +242,7 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
   // Rows that fit the rows kernel's registers, and that it can read 16
   // bytes at a time.
   const int64_t most = std::min(slots_per_thread, 2) * 512; // rows1/2: 512 threads
-  if (one_stride && sp.vec &&
-      slots <= std::max<int64_t>(most, 256 * slots_per_thread)) {
+  if (sp.vec && slots <= std::max<int64_t>(most, 256 * slots_per_thread)) {
     // Threads per row: enough for KILN_ROWS_SLOTS slots each (more slots
     // per thread: more bytes in flight per thread, more registers), at
     // least a warp, at most 512 (256 with 4 slots each).

@@ -68,20 +68,24 @@ template <int N> struct RowStrides {
   int64_t outer_stride[N][kMaxRank];
 };
 
-// Operand op's offset of row (o, i): o the outer index, i the inner.
+// Operand op's offset of row (o, i): o the outer index, i the inner. The
+// outer dims are walked with 32-bit division (a few instructions and
+// registers, where 64-bit division is a call): the host code checks that
+// rows < 2^32 when nouter > 0.
 template <int N>
 KILN_HD inline int64_t row_base(const RowStrides<N> &st, int op, int64_t o,
                                 int64_t i) {
   int64_t b = i * st.s[op][2];
   if (st.nouter == 0)
     return b + o * st.s[op][0];
+  uint32_t rest = uint32_t(o);
 #ifdef __CUDACC__
 #pragma unroll 1
 #endif
   for (int d = st.nouter - 1; d >= 0; --d) {
-    const int64_t size = st.outer_size[d], q = o / size;
-    b += (o - q * size) * st.outer_stride[op][d];
-    o = q;
+    const uint32_t size = uint32_t(st.outer_size[d]), q = rest / size;
+    b += int64_t(rest - q * size) * st.outer_stride[op][d];
+    rest = q;
   }
   return b;
 }

@@ -6,11 +6,6 @@
 
 #include <cstring>
 
-#ifndef BACKEND
-#define BACKEND "backend=kiln"
-#endif
-#define COMPILE [[kiln::compile(BACKEND)]]
-
 using kiln::Tensor;
 
 // RMS norm as model code writes it: statistics in f32, the result back in

@@ -10,11 +10,6 @@
 #include <cstdint>
 #include <cstring>
 
-#ifndef BACKEND
-#define BACKEND "backend=kiln"
-#endif
-#define COMPILE [[kiln::compile(BACKEND)]]
-
 using kiln::Tensor;
 
 // Attention's scale, from the last dim's size.

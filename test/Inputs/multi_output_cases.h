@@ -9,11 +9,6 @@
 
 #include <cmath>
 
-#ifndef BACKEND
-#define BACKEND "backend=kiln"
-#endif
-#define COMPILE [[kiln::compile(BACKEND)]]
-
 using kiln::Tensor;
 
 // An Adam step written functionally: m, v and p read different sets of
@@ -74,9 +69,7 @@ inline int run_multi_output(kiln::Device dev) {
   auto input = [&](kiln::Dims s, kiln::DType dt, uint64_t seed) {
     return capture_compare::input(s, dt, seed, dev);
   };
-  const bool eager_backend = std::string(BACKEND) == "backend=eager";
-  // Kernels launched: with the eager backend, one per captured op.
-  auto k = [&](int64_t fused) { return eager_backend ? -1 : fused; };
+  auto k = capture_compare::kernels;
   for (kiln::DType dt : {kiln::DType::f32, kiln::DType::f64, kiln::DType::bf16,
                          kiln::DType::f16}) {
     for (int step : {1, 3}) {

@@ -174,7 +174,8 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
     const bool any = gen::row_operand(v, full, geo, st, 1);
     ASSERT_EQ(any, group_affine[1] && group_affine[2]);
     ASSERT_EQ(st.nouter > 0, any && !group_affine[0]);
-    if (any)
+    // Every element, through [outer, R, inner]: the index of full.
+    auto each = [&](auto &&f) {
       for (int64_t o = 0; o < sp.outer; ++o)
         for (int64_t k = 0; k < sp.R; ++k)
           for (int64_t i = 0; i < sp.inner; ++i) {
@@ -187,30 +188,22 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
                 idx[d] = lin[gi] % full[d];
                 lin[gi] /= full[d];
               }
-            ASSERT_EQ(row_base(st, 1, o, i) + k * st.s[1][1],
-                      direct_offset(v, full, idx));
-            ASSERT_EQ(row_base(st, 0, o, i) + k * st.s[0][1],
-                      direct_offset(out, full, idx));
+            f(o, k, i, idx);
           }
+    };
+    if (any)
+      each([&](int64_t o, int64_t k, int64_t i, const Dims &idx) {
+        ASSERT_EQ(row_base(st, 1, o, i) + k * st.s[1][1],
+                  direct_offset(v, full, idx));
+        ASSERT_EQ(row_base(st, 0, o, i) + k * st.s[0][1],
+                  direct_offset(out, full, idx));
+      });
     (any && !group_affine[0] ? outer_only : others)++;
     (ok ? walkable : not_walkable)++;
-    if (!ok)
-      continue;
-    // Every element, through [outer, R, inner].
-    for (int64_t o = 0; o < sp.outer; ++o)
-      for (int64_t k = 0; k < sp.R; ++k)
-        for (int64_t i = 0; i < sp.inner; ++i) {
-          Dims idx;
-          for (int d = 0; d < rank; ++d)
-            idx.push_back(0);
-          int64_t lin[3] = {o, k, i};
-          for (int gi = 0; gi < 3; ++gi)
-            for (int d = hi[gi] - 1; d >= lo[gi]; --d) {
-              idx[d] = lin[gi] % full[d];
-              lin[gi] /= full[d];
-            }
-          ASSERT_EQ(o * s[0] + k * s[1] + i * s[2], direct_offset(v, full, idx));
-        }
+    if (ok)
+      each([&](int64_t o, int64_t k, int64_t i, const Dims &idx) {
+        ASSERT_EQ(o * s[0] + k * s[1] + i * s[2], direct_offset(v, full, idx));
+      });
   }
   EXPECT_GT(walkable, 100);
   EXPECT_GT(not_walkable, 10) << "the views should include unwalkable ones";

@@ -17,11 +17,6 @@
 
 #include <vector>
 
-#ifndef BACKEND
-#define BACKEND "backend=kiln"
-#endif
-#define COMPILE [[kiln::compile(BACKEND)]]
-
 using kiln::Tensor;
 
 void opaque_log(const Tensor &);

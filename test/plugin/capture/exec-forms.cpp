@@ -15,11 +15,6 @@
 
 #include <utility>
 
-#ifndef BACKEND
-#define BACKEND "backend=kiln"
-#endif
-#define COMPILE [[kiln::compile(BACKEND)]]
-
 using kiln::Tensor;
 
 // Locals, auto, a const reference, reassignment in an unrolled loop.

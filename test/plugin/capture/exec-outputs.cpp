@@ -22,11 +22,6 @@
 #include <tuple>
 #include <utility>
 
-#ifndef BACKEND
-#define BACKEND "backend=kiln"
-#endif
-#define COMPILE [[kiln::compile(BACKEND)]]
-
 using kiln::Tensor;
 
 COMPILE std::pair<Tensor, Tensor> split(const Tensor &x) {

@@ -133,7 +133,7 @@ using kiln::Tensor;
 // SOFT-JSON: guards[2].check = "kernel 0: the shapes of 'x' broadcast together"
 // SOFT-JSON: guards[3].check = "kernel 0: the reduced dims [-1] are in range and adjacent"
 // SOFT-JSON: guards[4].message = "amax, amin and argmax of an empty dimension are errors"
-// SOFT-JSON: message = "'x' has a layout the reduction cannot walk as rows"
+// SOFT-JSON: message = "'x' has a layout the reduction cannot walk along the reduced dims (or the dims after them)"
 [[kiln::compile("dtypes=f32")]] Tensor soft(const Tensor &x) {
   return kiln::softmax(x, -1);
 }

@@ -402,8 +402,7 @@ struct Host {
       launch_pointwise(u, plan.kernels[u], false);
     Stmts apart = std::move(body);
     body = std::move(outer);
-    body.push_back(if_then(nm("fuse" + std::to_string(plan.fused)),
-                           std::move(fused), std::move(apart)));
+    body.push_back(if_then(fuse, std::move(fused), std::move(apart)));
   }
 
   void launch_pointwise(int ki, const sched::Kernel &k, bool allocate = true) {

@@ -70,8 +70,8 @@ template <int N> struct RowStrides {
 
 // Operand op's offset of row (o, i): o the outer index, i the inner. The
 // outer dims are walked with 32-bit division (a few instructions and
-// registers, where 64-bit division is a call): the host code checks that
-// rows < 2^32 when nouter > 0.
+// registers, where 64-bit division is a call): kiln::gen::row_operand
+// refuses an outer extent of 2^32 or more when nouter > 0.
 template <int N>
 KILN_HD inline int64_t row_base(const RowStrides<N> &st, int op, int64_t o,
                                 int64_t i) {

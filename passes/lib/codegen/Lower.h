@@ -121,7 +121,10 @@ low::Expr scratch_bytes(const std::vector<low::ScratchEntry> &layout,
 // The user's name of argument `arg`, quoted ('x'), else "argument N": how
 // guards name arguments.
 std::string arg_name(const ir::Graph &g, int arg);
-// Kernel k's tensor inputs, as arg_name names them, comma-separated.
+// A kernel's tensor input as guards name it: an argument as arg_name does,
+// a value an earlier kernel wrote as 'name' (line N).
+std::string operand_name(const ir::Graph &g, ir::NodeId id);
+// Kernel k's tensor inputs, as operand_name names them, comma-separated.
 std::string input_names(const ir::Graph &g, const sched::Kernel &k);
 // The argument whose dtype picks the variant: the first tensor argument
 // that has the variant's dtype (a `where` condition is b8 in every variant).

@@ -42,7 +42,7 @@ Stmt fail_if(Expr cond, std::string check, std::string message) {
 void full_leaves(const sched::Kernel &k, const ir::Graph &g, NodeId id,
                  std::set<NodeId> &inputs, bool &reduced) {
   const ir::Node &n = g.node(id);
-  if (n.op == Op::Input) {
+  if (llvm::is_contained(k.inputs, id)) {
     inputs.insert(id);
     return;
   }
@@ -70,11 +70,29 @@ struct Host {
   std::string ctx_name(int ki) const { return kname(ki, "") + "_ctx"; }
   std::string prefix(int ki) const { return kernel_name(spec.symbol, ki, v.dtype); }
 
-  // `{&a0.sizes(), &a1.sizes()}` for a kernel's inputs.
+  // The shape of a kernel's input: an argument's, or the Dims the host
+  // computed for the earlier kernel that writes it (before any launch).
+  Expr sizes_of(NodeId in) const {
+    if (g.node(in).op == Op::Input)
+      return method(arg_of(g, in), "sizes");
+    for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
+      if (int(ki) == v.plan.fused || !llvm::is_contained(k.outputs, in))
+        continue;
+      std::string n = std::to_string(ki);
+      if (k.kind == sched::Kernel::Kind::Pointwise)
+        return nm("shape" + n);
+      return nm((k.role[in] == sched::Role::Full ? "full"
+                 : k.drop[in]                    ? "drop"
+                                                 : "keep") +
+                n);
+    }
+    return method(tensor_of(g, in), "sizes"); // not reached: some kernel writes it
+  }
+  // `{&a0.sizes(), &keep0}` for a kernel's inputs.
   Expr size_list(const sched::Kernel &k) const {
     std::vector<Expr> es;
     for (NodeId in : k.inputs)
-      es.push_back(addr(method(arg_of(g, in), "sizes")));
+      es.push_back(addr(sizes_of(in)));
     return braces(std::move(es));
   }
   // `{&t4, &a0, &a1}`: outputs then inputs, the operand order of OffsetCalc.
@@ -96,7 +114,7 @@ struct Host {
     for (auto [i, in] : llvm::enumerate(k.inputs)) {
       std::string t = storage_type(g.node(in).type.dtype);
       b.push_back(decl("const", t + " *", "in" + std::to_string(i),
-                       method(arg_of(g, in), "data<const " + t + ">")));
+                       method(tensor_of(g, in), "data<const " + t + ">")));
     }
     for (auto [j, o] : llvm::enumerate(k.outputs)) {
       std::string t = storage_type(g.node(o).type.dtype);
@@ -293,7 +311,7 @@ struct Host {
         return; // the broadcast of every input is `full` by definition
       std::vector<Expr> shapes;
       for (NodeId i : ins)
-        shapes.push_back(addr(method(arg_of(g, i), "sizes")));
+        shapes.push_back(addr(sizes_of(i)));
       if (reduced)
         shapes.push_back(addr(keep));
       Expr t = nm("t");
@@ -422,7 +440,7 @@ struct Host {
     Stmts b;
     Expr dense = lit("true");
     for (NodeId in : k.inputs)
-      dense = dense && call("kiln::gen::dense", {arg_of(g, in), n});
+      dense = dense && call("kiln::gen::dense", {tensor_of(g, in), n});
     b.push_back(decl("const", "bool", "dense", dense));
     pointers(b, k);
     Stmts cpu;
@@ -517,10 +535,10 @@ struct Host {
                                   {tensor_of(g, o), full, geo, st, lit(int64_t(j))}))
               : call("kiln::gen::row_reduced", {full, geo, sp, st, lit(int64_t(j))})));
     for (auto [i, in] : llvm::enumerate(k.inputs)) {
-      std::string an = arg_name(g, g.node(in).arg_index);
+      std::string an = operand_name(g, in);
       body.push_back(fail_if(
           lnot(call("kiln::gen::row_operand",
-                    {arg_of(g, in), full, geo, st, lit(int64_t(nout + i))})),
+                    {tensor_of(g, in), full, geo, st, lit(int64_t(nout + i))})),
           "kernel " + n + ": " + an +
               " has a layout the reduction can walk along the reduced dims",
           an + " has a layout the reduction cannot walk along the reduced "
@@ -646,10 +664,20 @@ std::string arg_name(const ir::Graph &g, int arg) {
   return "argument " + std::to_string(arg + 1);
 }
 
+std::string operand_name(const ir::Graph &g, NodeId id) {
+  const ir::Node &n = g.node(id);
+  if (n.op == Op::Input)
+    return arg_name(g, n.arg_index);
+  std::string s = n.name.empty() ? "%" + std::to_string(id) : "'" + n.name + "'";
+  if (n.loc.valid())
+    s += " (line " + std::to_string(n.loc.line) + ")";
+  return s;
+}
+
 std::string input_names(const ir::Graph &g, const sched::Kernel &k) {
   std::string s;
   for (auto [i, in] : llvm::enumerate(k.inputs))
-    s += (i ? ", " : "") + arg_name(g, g.node(in).arg_index);
+    s += (i ? ", " : "") + operand_name(g, in);
   return s;
 }
 
@@ -756,12 +784,13 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   // range named after the user's function.
   h.body.push_back(decl("const", "kiln::rt::NvtxRange", "nvtx_call",
                         call("kiln::rt::NvtxRange", {nm("kFn")})));
-  if (v.plan.fused >= 0)
-    h.launch_fused(v.plan);
+  // In plan order: a kernel reads what earlier ones wrote.
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
     if (k.kind == sched::Kernel::Kind::Reduction)
       h.launch_reduction(int(ki), k, kernel_of(int(ki), Target::Cuda),
                          *kernel_of(int(ki), Target::Cpu));
+    else if (int(ki) == v.plan.fused)
+      h.launch_fused(v.plan);
     else if (!v.plan.alternative(int(ki)))
       h.launch_pointwise(int(ki), k);
   // Outputs that are different tensors in eager (each a fresh result) are

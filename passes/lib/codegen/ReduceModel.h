@@ -81,13 +81,19 @@ struct RedModel {
     return rs;
   }
   bool full(NodeId id) const { return k.role[id] == Role::Full; }
+  // A full value the kernel computes, not one it reads (an argument, or a
+  // value an earlier kernel wrote).
+  bool computed(NodeId id) const {
+    return full(id) && ir::is_pointwise(g.node(id).op) &&
+           !llvm::is_contained(k.inputs, id);
+  }
   // Register mode keeps a full value in registers for later passes when a
   // later-phase value uses it and recomputing it would cost more than a
   // few cheap ops (its cone has a transcendental or a division): softmax
   // keeps exp(x - m), layer norm recomputes x - m from x.
   bool costly(NodeId id) const {
     const ir::Node &n = g.node(id);
-    if (!full(id) || !ir::is_pointwise(n.op))
+    if (!computed(id))
       return false;
     if (ir::is_expensive(n.op))
       return true;
@@ -97,7 +103,7 @@ struct RedModel {
     return false;
   }
   bool kept(NodeId id) const {
-    if (!full(id) || !ir::is_pointwise(g.node(id).op) || !costly(id))
+    if (!computed(id) || !costly(id))
       return false;
     for (NodeId c : k.nodes)
       if (full(c) && k.need[c] != 0 && k.phase[c] > k.phase[id] &&
@@ -110,7 +116,7 @@ struct RedModel {
   std::set<NodeId> pass_nodes(int pass) const {
     std::set<NodeId> nodes;
     std::function<void(NodeId)> visit = [&](NodeId id) {
-      if (!full(id) || !ir::is_pointwise(g.node(id).op) || nodes.count(id) ||
+      if (!computed(id) || nodes.count(id) ||
           (k.phase[id] < pass && kept(id)))
         return;
       nodes.insert(id);

@@ -41,15 +41,21 @@ bool is_host_scalar(const ir::Graph &g, NodeId id) {
   return true;
 }
 
+// Values another kernel of the call wrote to memory, which a kernel reads
+// instead of computing them.
+using Leaves = std::set<NodeId>;
+
 // Nodes needed to compute `root` in a kernel (ascending ids: topological
-// order); a host scalar is computed before the launch.
-static std::set<NodeId> closure(const ir::Graph &g, NodeId root) {
+// order); a host scalar is computed before the launch, a leaf read.
+static std::set<NodeId> closure(const ir::Graph &g, NodeId root,
+                                const Leaves &leaves = {}) {
   std::set<NodeId> seen;
   std::vector<NodeId> work{root};
   while (!work.empty()) {
     NodeId n = work.back();
     work.pop_back();
-    if (!seen.insert(n).second || is_host_scalar(g, n))
+    if (!seen.insert(n).second || is_host_scalar(g, n) ||
+        (leaves.count(n) && n != root))
       continue;
     for (NodeId o : g.node(n).operands)
       work.push_back(o);
@@ -65,10 +71,10 @@ static llvm::Error unsupported(const ir::Graph &g, NodeId id,
 }
 
 static void sort_members(const ir::Graph &g, const std::set<NodeId> &members,
-                         Kernel &k) {
+                         Kernel &k, const Leaves &leaves) {
   for (NodeId m : members) {
     const ir::Node &n = g.node(m);
-    if (n.op == Op::Input)
+    if (n.op == Op::Input || leaves.count(m))
       k.inputs.push_back(m);
     else if (n.op == Op::ScalarInput || is_host_scalar(g, m))
       k.scalars.push_back(m);
@@ -94,22 +100,34 @@ static std::optional<bool> same_shape(const ir::Shape &a, const ir::Shape &b) {
   return known ? std::optional<bool>(true) : std::nullopt;
 }
 
-static KernelPlan schedule_pointwise(const ir::Graph &g) {
+// Pointwise kernels computing `roots`, reading tensor arguments and
+// `leaves`.
+static llvm::Expected<KernelPlan>
+schedule_pointwise(const ir::Graph &g, const std::vector<NodeId> &roots,
+                   const Leaves &leaves = {}) {
   KernelPlan plan;
   plan.kernel_of_node.assign(g.nodes.size(), -1);
   std::map<std::set<NodeId>, int> kernel_of_inputs;
   std::vector<std::set<NodeId>> members;
 
-  for (NodeId out : g.outputs) {
-    if (!ir::is_pointwise(g.node(out).op)) {
+  for (NodeId out : roots) {
+    if (!ir::is_pointwise(g.node(out).op) || leaves.count(out)) {
       plan.passthrough.push_back(out);
       continue;
     }
-    std::set<NodeId> need = closure(g, out);
+    std::set<NodeId> need = closure(g, out, leaves);
     std::set<NodeId> inputs;
-    for (NodeId m : need)
-      if (g.node(m).op == Op::Input)
+    for (NodeId m : need) {
+      const ir::Node &n = g.node(m);
+      if (n.op == Op::Input || leaves.count(m))
         inputs.insert(m);
+      else if (!ir::is_pointwise(n.op) && n.op != Op::Constant &&
+               n.op != Op::ScalarInput)
+        return unsupported(g, m,
+                           std::string("'") + ir::op_info(n.op).name +
+                               "' in a kernel without a reduction over its "
+                               "dims is not supported yet");
+    }
     auto [it, fresh] =
         kernel_of_inputs.try_emplace(inputs, int(plan.kernels.size()));
     if (fresh) {
@@ -157,7 +175,7 @@ static KernelPlan schedule_pointwise(const ir::Graph &g) {
     }
   }
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
-    sort_members(g, members[ki], k);
+    sort_members(g, members[ki], k, leaves);
     for (NodeId m : k.nodes)
       if (plan.kernel_of_node[m] < 0)
         plan.kernel_of_node[m] = int(ki);
@@ -165,9 +183,13 @@ static KernelPlan schedule_pointwise(const ir::Graph &g) {
   return plan;
 }
 
+// One reduction kernel computing `roots` from `members` (their closure),
+// reading tensor arguments and `leaves`.
 static llvm::Expected<KernelPlan>
 schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
-                   const std::vector<NodeId> &reductions) {
+                   const std::vector<NodeId> &reductions,
+                   const std::vector<NodeId> &roots,
+                   const Leaves &leaves = {}) {
   KernelPlan plan;
   plan.kernel_of_node.assign(g.nodes.size(), -1);
   Kernel k;
@@ -182,6 +204,10 @@ schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
   for (NodeId id : members) {
     const ir::Node &n = g.node(id);
     auto role_of = [&](NodeId o) { return k.role[o]; };
+    if (leaves.count(id)) { // read, one per element of the space
+      k.role[id] = Role::Full;
+      continue;
+    }
     switch (ir::op_info(n.op).kind) {
     case ir::OpKind::Argument:
       k.role[id] = n.op == Op::Input ? Role::Full : Role::None;
@@ -251,7 +277,7 @@ schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
   }
   k.passes = last + 1;
 
-  for (NodeId out : g.outputs) {
+  for (NodeId out : roots) {
     if (!members.count(out) || g.node(out).op == Op::Input) {
       plan.passthrough.push_back(out);
       continue;
@@ -259,7 +285,7 @@ schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
     if (!llvm::is_contained(k.outputs, out))
       k.outputs.push_back(out);
   }
-  sort_members(g, members, k);
+  sort_members(g, members, k, leaves);
 
   // Which passes need each full value (reverse data flow).
   std::vector<unsigned> need(g.nodes.size(), 0);
@@ -281,6 +307,187 @@ schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
   return plan;
 }
 
+// Appends `sub`'s kernels to `plan`.
+static void append(KernelPlan &plan, KernelPlan sub) {
+  const int base = int(plan.kernels.size());
+  for (Kernel &k : sub.kernels)
+    plan.kernels.push_back(std::move(k));
+  for (auto [id, ki] : llvm::enumerate(sub.kernel_of_node))
+    if (ki >= 0 && plan.kernel_of_node[id] < 0)
+      plan.kernel_of_node[id] = base + ki;
+  if (sub.fused >= 0) {
+    plan.fused = base + sub.fused;
+    for (int u : sub.unfused)
+      plan.unfused.push_back(base + u);
+  }
+}
+
+// Graphs one reduction kernel cannot compute: reductions over different
+// dims, a reduction of a reduced value, a keepdim=false reduced value
+// broadcast against a tensor of another shape. They run as several
+// kernels, each a group the one-kernel scheduler handles, in an order
+// where a kernel reads only what earlier ones wrote (Inductor's
+// scheduler, with reductions as the fusion boundaries):
+//  - a reduction joins the latest group reducing the same dims that does
+//    not reduce a value it already reduced (and that its operand's values
+//    have been written by), else starts a group;
+//  - a pointwise value belongs to the latest group it depends on; one
+//    mixing a keepdim=false reduced value with full ones (per row in the
+//    group, trailing dims in eager) starts a pointwise group after it;
+//  - a reduced value read by a later group is written to memory by its
+//    group and read there; full pointwise values (of the arguments, or of
+//    reduced values) are recomputed wherever they are needed.
+static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
+  struct Group {
+    bool reduction;
+    llvm::SmallVector<int64_t, 2> dims;
+  };
+  std::set<NodeId> live;
+  for (NodeId out : g.outputs) {
+    std::set<NodeId> c = closure(g, out);
+    live.insert(c.begin(), c.end());
+  }
+  const size_t N = g.nodes.size();
+  std::vector<int> home(N, -1); // -1: arguments and what they alone make
+  std::vector<Role> role(N, Role::None); // in its home group
+  std::vector<bool> drop(N, false);
+  std::vector<Group> groups;
+  // o's role for a node computed in group c: written by another group, it
+  // is read per element.
+  auto role_in = [&](NodeId o, int c) {
+    return home[o] >= 0 && home[o] != c ? Role::Full : role[o];
+  };
+  for (NodeId id : live) {
+    const ir::Node &n = g.node(id);
+    if (n.op == Op::Input) {
+      role[id] = Role::Full;
+      continue;
+    }
+    if (n.op == Op::Constant || n.op == Op::ScalarInput ||
+        is_host_scalar(g, id))
+      continue;
+    int h = -1;
+    bool full = false;
+    for (NodeId o : n.operands) {
+      h = std::max(h, home[o]);
+      full |= role[o] == Role::Full;
+    }
+    switch (ir::op_info(n.op).kind) {
+    case ir::OpKind::Reduction: {
+      NodeId x = n.operands[0];
+      int pick = -1;
+      for (int c = int(groups.size()) - 1; c >= std::max(h, 0) && pick < 0; --c)
+        if (groups[c].reduction && groups[c].dims == n.dims &&
+            role_in(x, c) == Role::Full)
+          pick = c;
+      if (pick < 0) {
+        pick = int(groups.size());
+        groups.push_back({true, n.dims});
+      }
+      home[id] = pick;
+      role[id] = Role::Reduced;
+      drop[id] = !n.keepdim;
+      break;
+    }
+    case ir::OpKind::Shape: // computed by whichever kernel reduces those dims
+      break;
+    case ir::OpKind::Pointwise: {
+      if (h < 0) {
+        role[id] = full ? Role::Full : Role::None;
+        break;
+      }
+      if (!groups[h].reduction) {
+        home[id] = h;
+        role[id] = Role::Full;
+        break;
+      }
+      Role r = Role::None;
+      bool any_keep = false, any_drop = false;
+      for (NodeId o : n.operands) {
+        Role ro = role_in(o, h);
+        if (ro == Role::Full)
+          r = Role::Full;
+        else if (ro == Role::Reduced) {
+          if (r == Role::None)
+            r = Role::Reduced;
+          (drop[o] && home[o] == h ? any_drop : any_keep) = true;
+        }
+      }
+      if (!groups[h].dims.empty() && any_drop && (r == Role::Full || any_keep)) {
+        if (groups.back().reduction)
+          groups.push_back({false, {}});
+        home[id] = int(groups.size()) - 1;
+        role[id] = Role::Full;
+        break;
+      }
+      home[id] = h;
+      role[id] = r;
+      drop[id] = r == Role::Reduced && any_drop && !any_keep;
+      break;
+    }
+    default:
+      return unsupported(g, id, "composite op left after decomposition");
+    }
+  }
+
+  // Each group's roots: the outputs it computes and the values later
+  // groups read (found from the last group down). Outputs of the arguments
+  // alone go to a pointwise group after every other.
+  const int G = int(groups.size());
+  std::vector<std::vector<NodeId>> roots(G + 1);
+  KernelPlan plan;
+  plan.kernel_of_node.assign(N, -1);
+  for (NodeId out : g.outputs) {
+    if (g.node(out).op == Op::Input)
+      plan.passthrough.push_back(out);
+    else if (!llvm::is_contained(roots[home[out] < 0 ? G : home[out]], out))
+      roots[home[out] < 0 ? G : home[out]].push_back(out);
+  }
+  std::vector<std::set<NodeId>> members(G + 1);
+  std::vector<Leaves> leaves(G + 1);
+  for (int c = G; c >= 0; --c) {
+    for (NodeId r : roots[c]) {
+      std::vector<NodeId> work{r};
+      while (!work.empty()) {
+        NodeId id = work.back();
+        work.pop_back();
+        if (!members[c].insert(id).second || is_host_scalar(g, id))
+          continue;
+        // Another group's value: read from memory, unless it is a full
+        // pointwise value, recomputed here from what it is made of (its
+        // group's reduced values, the arguments) rather than written and
+        // read back at full size.
+        if (home[id] >= 0 && home[id] != c &&
+            !(role[id] == Role::Full && ir::is_pointwise(g.node(id).op))) {
+          leaves[c].insert(id);
+          if (!llvm::is_contained(roots[home[id]], id))
+            roots[home[id]].push_back(id);
+          continue;
+        }
+        for (NodeId o : g.node(id).operands)
+          work.push_back(o);
+      }
+    }
+  }
+  for (int c = 0; c <= G; ++c) {
+    if (roots[c].empty())
+      continue;
+    llvm::Expected<KernelPlan> sub = [&]() -> llvm::Expected<KernelPlan> {
+      if (c == G || !groups[c].reduction)
+        return schedule_pointwise(g, roots[c], leaves[c]);
+      std::vector<NodeId> reductions;
+      for (NodeId m : members[c])
+        if (home[m] == c && ir::is_reduction(g.node(m).op))
+          reductions.push_back(m);
+      return schedule_reduction(g, members[c], reductions, roots[c], leaves[c]);
+    }();
+    if (!sub)
+      return sub.takeError();
+    append(plan, std::move(*sub));
+  }
+  return plan;
+}
+
 llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
   std::set<NodeId> members;
   for (NodeId out : g.outputs) {
@@ -292,8 +499,14 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
     if (ir::is_reduction(g.node(m).op))
       reductions.push_back(m);
   if (reductions.empty())
-    return schedule_pointwise(g);
-  return schedule_reduction(g, members, reductions);
+    return schedule_pointwise(g, g.outputs);
+  // One kernel when one can compute everything; else several.
+  llvm::Expected<KernelPlan> one =
+      schedule_reduction(g, members, reductions, g.outputs);
+  if (one)
+    return one;
+  llvm::consumeError(one.takeError());
+  return schedule_groups(g);
 }
 
 void plan_in_place(const ir::Graph &g, const std::vector<int> &into,

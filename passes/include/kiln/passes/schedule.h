@@ -14,6 +14,11 @@
 // three, RMS norm two, `where(sum(x) > t, 2x, x)` two. How a pass reaches
 // memory (rows in registers, re-reading long rows, one launch per pass
 // for few long rows) is the code generator's choice at run time.
+//
+// Graphs one such kernel cannot compute (reductions over different dims,
+// a reduction of a reduced value) run as several kernels, in the order of
+// their data: a kernel's inputs are then tensor arguments and values an
+// earlier kernel of the plan writes (Kernel::inputs holds both).
 #pragma once
 
 #include <kiln/passes/ir.h>
@@ -31,7 +36,9 @@ enum class Role : uint8_t { None, Full, Reduced };
 struct Kernel {
   enum class Kind : uint8_t { Pointwise, Reduction } kind = Kind::Pointwise;
   std::vector<ir::NodeId> nodes;   // computed in the kernel, topological order
-  std::vector<ir::NodeId> inputs;  // tensor values read from memory, in order
+  // Tensor values read from memory, in order: arguments, and values an
+  // earlier kernel of the plan writes.
+  std::vector<ir::NodeId> inputs;
   // Host scalars passed by value: ScalarInput nodes and values computed
   // from them on the host (is_host_scalar).
   std::vector<ir::NodeId> scalars;
@@ -95,7 +102,8 @@ struct KernelPlan {
 };
 
 // Fails (with a message naming the node) on graphs the code generator
-// cannot run yet, e.g. reductions over two different sets of dims.
+// cannot run yet, e.g. a reduced extent outside a kernel reducing those
+// dims.
 llvm::Expected<KernelPlan> schedule(const ir::Graph &g);
 
 // A weak scalar the host computes once per call from scalar arguments and

@@ -249,6 +249,10 @@ int main(int argc, char **argv) {
     double fl = 2.0 * M * N * K;
     run(o, {"linear+bias+tanh-GELU", s5, 2.0 * (M * K + N * K + N + M * N), 0, 1e-2,
             [&] { return linear_bias_gelu(mx, mw, mb); }, fl});
+    Tensor lg = kiln::randn({K}, kiln::bf16, d), lbias = kiln::randn({K}, kiln::bf16, d);
+    Tensor kw = (kiln::randn({K, N}, kiln::f32, d) * (1.0 / std::sqrt(double(K)))).to(kiln::bf16);
+    run(o, {"layer norm+tanh-GELU+matmul", s5, 2.0 * (M * K + N * K + 2 * K + M * N), 0, 1e-2,
+            [&] { return norm_gelu_matmul(mx, lg, lbias, kw); }, fl});
     const int64_t H = 4 * K;
     Tensor w1 = (kiln::randn({H, K}, kiln::f32, d) * (1.0 / std::sqrt(double(K)))).to(kiln::bf16);
     Tensor w2 = (kiln::randn({K, H}, kiln::f32, d) * (1.0 / std::sqrt(double(H)))).to(kiln::bf16);

@@ -99,6 +99,10 @@ def matmul_plain(a, b):
     return a @ b
 
 
+def norm_gelu_matmul(x, g, b, w):
+    return F.gelu(F.layer_norm(x, (x.shape[-1],), g, b, 1e-5), approximate="tanh") @ w
+
+
 def mlp_block(x, w1, b1, w2, b2):
     return x + F.linear(F.gelu(F.linear(x, w1, b1), approximate="tanh"), w2, b2)
 
@@ -241,6 +245,9 @@ def main():
     mw = (torch.randn(N, K, device=dev) / math.sqrt(K)).bfloat16()
     mb = torch.randn(N, device=dev).bfloat16()
     run("linear+bias+tanh-GELU", linear_bias_gelu, (mx, mw, mb), reps)
+    lg, lbias = torch.randn(K, device=dev).bfloat16(), torch.randn(K, device=dev).bfloat16()
+    kw = (torch.randn(K, N, device=dev) / math.sqrt(K)).bfloat16()
+    run("layer norm+tanh-GELU+matmul", norm_gelu_matmul, (mx, lg, lbias, kw), reps)
     w1 = (torch.randn(H, K, device=dev) / math.sqrt(K)).bfloat16()
     w2 = (torch.randn(K, H, device=dev) / math.sqrt(H)).bfloat16()
     b1, b2 = torch.randn(H, device=dev).bfloat16(), torch.randn(K, device=dev).bfloat16()

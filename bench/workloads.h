@@ -100,9 +100,9 @@ using kiln::Tensor;
   return d * kiln::rsqrt(var + 1e-5) * w + b;
 }
 
-// Matrix products (issue 13). Kiln compiles no matmul yet: these stay
-// eager (one cuBLASLt call, the bias fused as its epilogue, then the
-// activation as its own kernel), and the table says so.
+// Matrix products (issue 13): library GEMMs in the plan, the bias,
+// activation and residual as cuBLASLt's epilogue; a row op before one is
+// a row kernel writing its input.
 [[kiln::compile]] Tensor linear_bias_gelu(const Tensor &x, const Tensor &w,
                                           const Tensor &b) {
   return kiln::gelu(kiln::linear(x, w, b), "tanh");
@@ -110,6 +110,11 @@ using kiln::Tensor;
 
 [[kiln::compile]] Tensor matmul_plain(const Tensor &a, const Tensor &b) {
   return kiln::matmul(a, b);
+}
+
+[[kiln::compile]] Tensor norm_gelu_matmul(const Tensor &x, const Tensor &g,
+                                          const Tensor &b, const Tensor &w) {
+  return kiln::matmul(kiln::gelu(kiln::layer_norm(x, g, b, 1e-5), "tanh"), w);
 }
 
 [[kiln::compile]] Tensor mlp_block(const Tensor &x, const Tensor &w1,

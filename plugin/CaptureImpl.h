@@ -251,6 +251,7 @@ private:
                                  ir::Op op);
   std::optional<Value> to_dtype(const CXXMemberCallExpr *c, const Expr *obj);
   std::optional<bool> optional_tensor(const Expr *arg);
+  std::optional<Value> product(const CallExpr *c, ir::Op op);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);
   std::optional<ir::NodeId> operand(const Expr *e);
   bool inplace(const CXXOperatorCallExpr *oc);

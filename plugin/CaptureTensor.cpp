@@ -284,6 +284,10 @@ std::optional<Value> Capturer::kiln_call(const CallExpr *c,
     if (std::optional<ir::Op> r = ir::op_from_name(callee->getName());
         r && (ir::is_reduction(*r) || ir::is_composite(*r)))
       return reduction(c, *r);
+  if (callee->getIdentifier() && callee->getOverloadedOperator() == OO_None)
+    if (std::optional<ir::Op> r = ir::op_from_name(callee->getName());
+        r && ir::is_product(*r))
+      return product(c, *r);
   std::optional<ir::Op> op = op_for_callee(callee, c->getNumArgs());
   unsigned num_operands = c->getNumArgs();
   if (op == ir::Op::Gelu && num_operands == 2) {
@@ -326,6 +330,36 @@ std::optional<Value> Capturer::kiln_call(const CallExpr *c,
   }
   ir::NodeId n = add_op(*op, operands, c->getExprLoc());
   return Value::tensor(n, fresh_storage());
+}
+
+// matmul(a, b) and linear(x, w[, b]): graph ops the runtime's GEMM runs.
+// linear's bias is optional: an undefined one is a constant (-0.0, which
+// adds nothing), chosen per call by a specialisation on `b.defined()`.
+std::optional<Value> Capturer::product(const CallExpr *c, ir::Op op) {
+  const unsigned n = c->getNumArgs();
+  if (n != (op == ir::Op::Linear ? 3u : 2u))
+    return fail_value(c->getExprLoc(), "this form of " + quoted(c->getDirectCallee()) +
+                                           " is not supported yet");
+  llvm::SmallVector<ir::NodeId, 3> operands;
+  for (unsigned i = 0; i < n; ++i) {
+    if (i == 2) {
+      std::optional<bool> present = optional_tensor(c->getArg(i));
+      if (!present)
+        return std::nullopt;
+      if (!*present) {
+        operands.push_back(st.b.constant(-0.0, DType::f64,
+                                         loc(c->getArg(i)->getBeginLoc())));
+        st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+        continue;
+      }
+    }
+    std::optional<ir::NodeId> v = operand(c->getArg(i));
+    if (!v)
+      return std::nullopt;
+    operands.push_back(*v);
+  }
+  ir::NodeId r = add_op(op, operands, c->getExprLoc());
+  return Value::tensor(r, fresh_storage());
 }
 
 // A compile-time integer argument (a dim, keepdim, a correction).

@@ -267,7 +267,9 @@ json explain_json(const DumpedFunction &f) {
       kernels.push_back({{"name", k.name},
                          {"fast_path", c.user_name},
                          {"dtype", dtype_name(k.variant)},
-                         {"kind", k.reduction ? "reduction" : "pointwise"},
+                         {"kind", k.product     ? "product"
+                                 : k.reduction ? "reduction"
+                                               : "pointwise"},
                          {"ops", std::move(ops)},
                          {"inputs", k.inputs},
                          {"outputs", k.outputs},

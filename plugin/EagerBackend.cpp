@@ -159,6 +159,16 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       os << "});\n";
       continue;
     }
+    if (n.op == Op::Matmul) {
+      os << "kiln::matmul(" << a(0) << ", " << a(1) << ");\n";
+      continue;
+    }
+    if (n.op == Op::Linear) { // a scalar bias operand: none
+      os << "kiln::linear(" << a(0) << ", " << a(1) << ", "
+         << (types[n.operands[2]].scalar ? std::string("kiln::Tensor()") : a(2))
+         << ");\n";
+      continue;
+    }
     std::string fn = std::string("kiln::") + info.name;
     std::string dim = n.dims.empty() ? "" : std::to_string(n.dims[0]);
     std::string keep = n.keepdim ? "true" : "false";
@@ -217,7 +227,7 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
   hs << "// ---- '" << spec.user_name
      << "' with backend=eager: the captured graph, one eager op per node "
         "----\n"
-     << "#include <kiln/ops.h>\n\n"
+     << "#include <kiln/matmul.h>\n#include <kiln/ops.h>\n\n"
      << "bool " << spec.symbol << "(" << params << ") __asm__(\"" << spec.symbol
      << "\");\n"
      << "bool " << spec.symbol << "(" << params << ") {\n"

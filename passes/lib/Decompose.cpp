@@ -15,6 +15,8 @@
 #include "RewriteUtil.h"
 #include "ShapeChecks.h"
 
+#include <functional>
+
 namespace kiln::passes {
 
 using namespace kiln::ir;
@@ -168,6 +170,23 @@ bool norm_args_known(const Graph &g, const Node &n) {
   return true;
 }
 
+// An activation applied to a matrix product, directly or after adds (a
+// bias, a residual): the GEMM's epilogue may apply it (cuBLASLt's relu and
+// gelu), so it stays whole for the scheduler to find.
+bool product_activation(const Graph &g, const Node &n) {
+  if (n.op != Op::Relu && n.op != Op::Gelu && n.op != Op::GeluTanh)
+    return false;
+  std::function<bool(NodeId, int)> from_product = [&](NodeId id, int adds) {
+    const Node &x = g.node(id);
+    if (is_product(x.op))
+      return true;
+    return x.op == Op::Add && adds < 2 &&
+           (from_product(x.operands[0], adds + 1) ||
+            from_product(x.operands[1], adds + 1));
+  };
+  return from_product(n.operands[0], 0);
+}
+
 } // namespace
 
 llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
@@ -230,7 +249,8 @@ llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
       return *r;
     }
     OpKind kind = op_info(n.op).kind;
-    if (kind != OpKind::Pointwise && kind != OpKind::Composite)
+    if ((kind != OpKind::Pointwise && kind != OpKind::Composite) ||
+        product_activation(g, n))
       return std::nullopt;
     llvm::Expected<NodeId> r = Expander(rw).emit(n, s.x, n.name, 0);
     if (!r)

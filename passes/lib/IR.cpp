@@ -17,7 +17,7 @@ namespace {
 using namespace op_traits; // the traits column's names
 
 // Indexed by Op: the three argument/constant ops, ops.def in order (as the
-// enum lists it), then to, to_like and reduce_size.
+// enum lists it), then to, to_like, reduce_size, matmul and linear.
 #define NONE std::nullopt // the identity column's "no identity"
 const OpInfo kOpInfo[] = {
     {"input", "Input", 0, OpKind::Argument, TypeRule::None, 0, NONE, "",
@@ -43,6 +43,10 @@ const OpInfo kOpInfo[] = {
      "", CompositeForm::None, "", ""},
     {"reduce_size", "ReduceSize", 1, OpKind::Shape, TypeRule::None, 0, NONE,
      "", CompositeForm::None, "", ""},
+    {"matmul", "Matmul", 2, OpKind::Product, TypeRule::PRODUCT, 0, NONE, "",
+     CompositeForm::None, "a, b", ""},
+    {"linear", "Linear", 3, OpKind::Product, TypeRule::PRODUCT, 0, NONE, "",
+     CompositeForm::None, "x, w, b", ""},
 };
 #undef NONE
 static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOps,
@@ -254,6 +258,7 @@ std::string verify(const Graph &g) {
     case OpKind::Reduction:
     case OpKind::Composite:
     case OpKind::Shape:
+    case OpKind::Product:
       break;
     }
     // The text form carries attributes only where they mean something.

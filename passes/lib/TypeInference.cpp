@@ -244,6 +244,71 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
   return Type::tensor(result_dtype(n.op, {x}), reduced);
 }
 
+// matmul(a, b) and linear(x, w, b) with torch's shape rules: one floating
+// dtype, the contracted extents equal where known, batch dims broadcast.
+llvm::Expected<Type> infer_product(const Graph &g, const Node &n, Fail fail,
+                                   std::vector<std::string> *assumptions) {
+  const std::string op = std::string("'") + op_info(n.op).name + "'";
+  const Type &a = g.node(n.operands[0]).type, &b = g.node(n.operands[1]).type;
+  for (const Type *t : {&a, &b}) {
+    if (t->scalar)
+      return fail(op + " needs tensor operands, not a weak scalar");
+    if (!is_floating(t->dtype))
+      return fail(op + " needs floating tensors, not " + dtype_name(t->dtype) +
+                  " (integer and bool products are not supported)");
+  }
+  if (a.dtype != b.dtype)
+    return fail(op + " needs operands of one dtype, not " +
+                dtype_name(a.dtype) + " and " + dtype_name(b.dtype));
+  if (n.op == Op::Linear) {
+    const Node &bias = g.node(n.operands[2]);
+    if (!(bias.op == Op::Constant && bias.type.scalar) &&
+        (bias.type.scalar || bias.type.dtype != a.dtype))
+      return fail(op + "'s bias must be a tensor of x's dtype (" +
+                  dtype_name(a.dtype) + "), not " + to_string(bias.type));
+  }
+  if (!a.shape.ranked || !b.shape.ranked)
+    return Type::tensor(a.dtype);
+  const auto &ad = a.shape.dims, &bd = b.shape.dims;
+  auto mismatch = [](const SymDim &x, const SymDim &y) {
+    return !x.is_symbolic() && !y.is_symbolic() && x.value != y.value;
+  };
+  llvm::SmallVector<SymDim, 4> out;
+  if (n.op == Op::Linear) {
+    if (ad.empty() || (bd.size() != 1 && bd.size() != 2))
+      return fail(op + " needs x of rank >= 1 and w of rank 1 or 2, not " +
+                  to_string(a) + " and " + to_string(b));
+    if (mismatch(ad.back(), bd.back()))
+      return fail(op + ": x " + to_string(a) + " and w " + to_string(b) +
+                  " do not fit (their last dims differ)");
+    out.assign(ad.begin(), ad.end() - 1);
+    if (bd.size() == 2)
+      out.push_back(bd[0]);
+    return Type::tensor(a.dtype, Shape::ranked_dims(out));
+  }
+  if (ad.empty() || bd.empty())
+    return fail(op + " needs operands of rank >= 1, not " + to_string(a) +
+                " and " + to_string(b));
+  const SymDim &kb = bd.size() == 1 ? bd[0] : bd[bd.size() - 2];
+  if (mismatch(ad.back(), kb))
+    return fail(op + ": shapes " + to_string(a) + " and " + to_string(b) +
+                " cannot be multiplied");
+  Shape ba = Shape::ranked_dims(
+      llvm::ArrayRef<SymDim>(ad).drop_back(std::min<size_t>(2, ad.size())));
+  Shape bb = Shape::ranked_dims(
+      llvm::ArrayRef<SymDim>(bd).drop_back(std::min<size_t>(2, bd.size())));
+  std::optional<Shape> batch = broadcast(ba, bb, assumptions);
+  if (!batch)
+    return fail(op + ": the batch dims of " + to_string(a) + " and " +
+                to_string(b) + " do not broadcast");
+  out.assign(batch->dims.begin(), batch->dims.end());
+  if (ad.size() > 1)
+    out.push_back(ad[ad.size() - 2]);
+  if (bd.size() > 1)
+    out.push_back(bd.back());
+  return Type::tensor(a.dtype, Shape::ranked_dims(out));
+}
+
 } // namespace
 
 llvm::Expected<Type> infer_node_type(const Graph &g, NodeId id,
@@ -262,6 +327,8 @@ llvm::Expected<Type> infer_node_type(const Graph &g, NodeId id,
   case OpKind::Composite:
   case OpKind::Shape:
     return infer_reduction(g, n, fail, assumptions);
+  case OpKind::Product:
+    return infer_product(g, n, fail, assumptions);
   }
   return n.type;
 }

@@ -5,6 +5,7 @@
 
 #include <kiln/gemm.h>
 #include <kiln/matmul.h>
+#include <kiln/ops.h>
 
 #include <algorithm>
 #include <span>
@@ -81,7 +82,7 @@ Dims concat(Dims d, std::initializer_list<int64_t> tail) {
 // b [..., k, n] whose batch dims broadcast to those of out [..., m, n] (a new
 // contiguous tensor); bias: undefined, or n contiguous elements.
 void product(Tensor a, Tensor b, const Tensor &out, double alpha, double beta,
-             const Tensor &bias) {
+             const Tensor &bias, rt::Epilogue act = rt::Epilogue::None) {
   if (out.numel() == 0)
     return;
   const int nb = out.dim() - 2;
@@ -144,6 +145,7 @@ void product(Tensor a, Tensor b, const Tensor &out, double alpha, double beta,
     g.bias = bias.data_ptr();
     g.bias_dtype = bias.dtype();
   }
+  g.epilogue = act;
   // One B for every batch entry and A's rows evenly spaced through the
   // batch (a linear layer's [batch, seq, in] input): one GEMM of batch * m
   // rows, as out's rows are evenly spaced too.
@@ -234,8 +236,16 @@ void check_addend(const char *fn, const char *name, const Tensor &c,
 
 } // namespace
 
-Tensor matmul(const Tensor &a, const Tensor &b) {
-  const char *fn = "kiln::matmul";
+namespace {
+
+// A product as [..., m, k] @ [..., k, n] operands, the shape of the
+// matrices it writes, and the result's (a 1-D operand's dim dropped).
+struct Prepared {
+  Tensor a, b;
+  Dims shape, result;
+};
+
+Prepared prepare_matmul(const char *fn, const Tensor &a, const Tensor &b) {
   check_pair(fn, "a", a, "b", b);
   if (a.dim() == 0 || b.dim() == 0)
     fail("%s: both operands need at least one dim, got shapes %s and %s", fn,
@@ -260,19 +270,15 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
          ba.str().c_str(), bb.str().c_str(), a.sizes().str().c_str(),
          b.sizes().str().c_str());
   const int64_t m = a2.size(-2), n = b2.size(-1);
-  Tensor out =
-      detail::empty_for(fn, concat(batch, {m, n}), a.dtype(), a.device());
-  product(a2, b2, out, 1, 0, Tensor());
   Dims result = batch;
   if (a.dim() > 1)
     result.push_back(m);
   if (b.dim() > 1)
     result.push_back(n);
-  return out.view(result);
+  return {a2, b2, concat(batch, {m, n}), result};
 }
 
-Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b) {
-  const char *fn = "kiln::linear";
+Prepared prepare_linear(const char *fn, const Tensor &x, const Tensor &w) {
   check_pair(fn, "x", x, "w", w);
   if (x.dim() == 0)
     fail("%s: x must have at least one dim, got a 0-d tensor", fn);
@@ -290,10 +296,25 @@ Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b) {
   Dims result = leading(x, 1);
   if (w.dim() == 2)
     result.push_back(n);
+  return {x2, wt, concat(leading(x2, 2), {m, n}), result};
+}
+
+} // namespace
+
+Tensor matmul(const Tensor &a, const Tensor &b) {
+  const char *fn = "kiln::matmul";
+  Prepared p = prepare_matmul(fn, a, b);
+  Tensor out = detail::empty_for(fn, p.shape, a.dtype(), a.device());
+  product(p.a, p.b, out, 1, 0, Tensor());
+  return out.view(p.result);
+}
+
+Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b) {
+  const char *fn = "kiln::linear";
+  Prepared p = prepare_linear(fn, x, w);
   if (b.defined())
-    check_addend(fn, "b", b, x, result);
-  return product_plus(fn, x2, wt, b, concat(leading(x2, 2), {m, n}), result, 1,
-                      1);
+    check_addend(fn, "b", b, x, p.result);
+  return product_plus(fn, p.a, p.b, b, p.shape, p.result, 1, 1);
 }
 
 Tensor bmm(const Tensor &a, const Tensor &b) {
@@ -336,3 +357,69 @@ Tensor addmm(const Tensor &c, const Tensor &a, const Tensor &b, double beta,
 }
 
 } // namespace kiln
+
+namespace kiln::gen {
+
+bool product_shape(Product p, const Dims &a, const Dims &b,
+                   std::initializer_list<const Dims *> addends, Dims &out) {
+  const int ra = a.rank(), rb = b.rank();
+  Dims result;
+  if (p == Product::Matmul) {
+    if (ra == 0 || rb == 0)
+      return false;
+    const int64_t ka = a[ra - 1], kb = rb == 1 ? b[0] : b[rb - 2];
+    if (ka != kb)
+      return false;
+    Dims ba(std::span<const int64_t>(a.begin(), size_t(std::max(ra - 2, 0))));
+    Dims bb(std::span<const int64_t>(b.begin(), size_t(std::max(rb - 2, 0))));
+    if (!rt::broadcast_shapes({&ba, &bb}, result))
+      return false;
+    if (ra > 1)
+      result.push_back(a[ra - 2]);
+    if (rb > 1)
+      result.push_back(b[rb - 1]);
+  } else {
+    if (ra == 0 || (rb != 1 && rb != 2) || a[ra - 1] != b[rb - 1])
+      return false;
+    result = Dims(std::span<const int64_t>(a.begin(), size_t(ra - 1)));
+    if (rb == 2)
+      result.push_back(b[0]);
+  }
+  for (const Dims *d : addends) {
+    Dims bc;
+    if (!rt::broadcast_shapes({&result, d}, bc) || !(bc == result))
+      return false;
+  }
+  out = result;
+  return true;
+}
+
+Tensor product(Product p, const Tensor &a, const Tensor &b, const Tensor &bias,
+               const Tensor &addend, rt::Epilogue act) {
+  const char *fn = p == Product::Matmul ? "kiln::matmul" : "kiln::linear";
+  Prepared pr = p == Product::Matmul ? prepare_matmul(fn, a, b)
+                                     : prepare_linear(fn, a, b);
+  Tensor out = detail::empty_for(fn, pr.shape, a.dtype(), a.device());
+  const int64_t n = pr.shape[pr.shape.rank() - 1];
+  // One value per output column goes to the GEMM's bias; any other addend
+  // is copied into the result first and added by the GEMM as beta * C.
+  Tensor col, c;
+  for (const Tensor *t : {&bias, &addend}) {
+    if (!t->defined())
+      continue;
+    if (t->dtype() != a.dtype())
+      fail("%s: an addend has dtype %s and the operands %s", fn,
+           dtype_name(t->dtype()), dtype_name(a.dtype()));
+    Tensor cb = col.defined() ? Tensor() : column_bias(*t, n);
+    if (cb.defined())
+      col = cb;
+    else
+      c = c.defined() ? c + *t : *t;
+  }
+  if (c.defined() && out.numel() > 0)
+    detail::copy_same_device(out.view(pr.result), c, fn);
+  kiln::product(pr.a, pr.b, out, 1, c.defined() ? 1 : 0, col, act);
+  return out.view(pr.result);
+}
+
+} // namespace kiln::gen

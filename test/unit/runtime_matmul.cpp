@@ -21,6 +21,7 @@
 #include "runtime_test_util.h"
 
 #include <kiln/gemm.h>
+#include <kiln/matmul.h>
 
 #include <algorithm>
 #include <cmath>
@@ -404,6 +405,65 @@ TEST_P(Matmul, Addmm) {
     add_scaled(ref, 3, Tensor(), 0);
     expect_matches(addmm(nan_c, a, b, 0, 3), ref, "addmm beta 0");
   }
+}
+
+// --- gen::product: a compiled function's product with its epilogue ---
+
+TEST_P(Matmul, CompiledProductFusesItsEpilogue) {
+  using gen::Product;
+  using rt::Epilogue;
+  for (DType t : kFloats)
+    for (Epilogue e : {Epilogue::None, Epilogue::Relu, Epilogue::GeluTanh}) {
+      Tensor x = randn_({2, 9, 33}, t), w = randn_({7, 33}, t);
+      Tensor b = randn_({7}, t), r = randn_({2, 9, 7}, t), rb = randn_({9, 1}, t);
+      Ref ref = ref_matmul(x, w.transpose(0, 1));
+      add_scaled(ref, 1, b, 1);
+      add_scaled(ref, 1, r, 1);
+      apply_act(ref, e);
+      reset_stats();
+      Tensor y = gen::product(Product::Linear, x, w, b, r, e);
+      if (dev().is_cpu())
+        EXPECT_EQ(launches(), 2u) << "the residual's copy, then one GEMM";
+      expect_matches(y, ref, std::string("linear + b + r, ") + rt::epilogue_name(e));
+      // Two addends neither of which is a column bias: added first.
+      ref = ref_matmul(x, w.transpose(0, 1));
+      add_scaled(ref, 1, rb, 1);
+      add_scaled(ref, 1, r, 1);
+      apply_act(ref, e);
+      expect_matches(gen::product(Product::Linear, x, w, rb, r, e), ref,
+                     std::string("linear + [9, 1] + r, ") + rt::epilogue_name(e));
+      Tensor a = randn_({3, 1, 5, 33}, t), bm = randn_({4, 33, 6}, t);
+      Tensor cb = randn_({6}, t);
+      ref = ref_matmul(a, bm);
+      add_scaled(ref, 1, cb, 1);
+      apply_act(ref, e);
+      expect_matches(gen::product(Product::Matmul, a, bm, cb, Tensor(), e), ref,
+                     std::string("batched matmul + bias, ") + rt::epilogue_name(e));
+    }
+}
+
+TEST(CompiledProduct, ShapeIsFalseWhereEagerRaisesOrTheResultGrows) {
+  using gen::Product;
+  Dims out;
+  ASSERT_TRUE(gen::product_shape(Product::Matmul, {2, 1, 5, 3}, {4, 3, 6}, {}, out));
+  EXPECT_EQ(out, (Dims{2, 4, 5, 6}));
+  ASSERT_TRUE(gen::product_shape(Product::Matmul, {5, 3}, {3}, {}, out));
+  EXPECT_EQ(out, (Dims{5}));
+  ASSERT_TRUE(gen::product_shape(Product::Matmul, {3}, {3}, {}, out));
+  EXPECT_EQ(out, (Dims{}));
+  ASSERT_TRUE(gen::product_shape(Product::Linear, {2, 9, 33}, {7, 33}, {}, out));
+  EXPECT_EQ(out, (Dims{2, 9, 7}));
+  ASSERT_TRUE(gen::product_shape(Product::Linear, {9, 33}, {33}, {}, out));
+  EXPECT_EQ(out, (Dims{9}));
+  Dims bias{7}, col{9, 1}, bigger{3, 9, 7};
+  EXPECT_TRUE(gen::product_shape(Product::Linear, {9, 33}, {7, 33}, {&bias, &col}, out));
+  EXPECT_FALSE(gen::product_shape(Product::Linear, {9, 33}, {7, 33}, {&bigger}, out))
+      << "an addend that makes the result larger";
+  EXPECT_FALSE(gen::product_shape(Product::Matmul, {5, 3}, {4, 6}, {}, out));
+  EXPECT_FALSE(gen::product_shape(Product::Matmul, {2, 5, 3}, {3, 3, 6}, {}, out));
+  EXPECT_FALSE(gen::product_shape(Product::Matmul, {}, {3}, {}, out));
+  EXPECT_FALSE(gen::product_shape(Product::Linear, {9, 33}, {7, 32}, {}, out));
+  EXPECT_FALSE(gen::product_shape(Product::Linear, {9, 33}, {2, 7, 33}, {}, out));
 }
 
 // --- rt::gemm directly: epilogues, separate C, f32 output of half inputs ---

@@ -173,7 +173,9 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   std::string dts;
   for (const Variant &v : variants)
     dts += (dts.empty() ? "" : ", ") + std::string(dtype_name(v.dtype));
-  size_t nk = v0.plan.launched();
+  size_t nk = v0.plan.launched(), gemms = 0;
+  for (const sched::Kernel &k : v0.plan.kernels)
+    gemms += k.kind == sched::Kernel::Kind::Product;
   std::string apart =
       v0.plan.fused < 0
           ? ""
@@ -187,7 +189,16 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                                 " after decomposition and simplification"
                           : "") +
                      ", fused into " + std::to_string(nk) +
-                     (nk == 1 ? " kernel" : " kernels") + apart + " (" + dts + "; " +
+                     (nk == 1 ? " kernel" : " kernels") + apart +
+                     (gemms ? std::string(" (") +
+                                  (gemms == nk ? (nk == 1 ? "a library GEMM"
+                                                          : "all library GEMMs")
+                                   : gemms == 1 ? "one is a library GEMM"
+                                                : std::to_string(gemms) +
+                                                      " are library GEMMs") +
+                                  ")"
+                            : "") +
+                     " (" + dts + "; " +
                      (opts.cuda ? "CUDA and CPU" : "CPU only") + ")" +
                      (host ? ", " + std::to_string(host) + " scalar " +
                                  (host == 1 ? "op" : "ops") + " on the host"
@@ -236,6 +247,7 @@ std::string host_translation_unit(const std::vector<FunctionCode> &fns,
      << ": guards, launches, fused CPU loops.\n"
         "// Rebuild instead of editing.\n"
         "#include <kiln/generated.h>\n"
+        "#include <kiln/matmul.h>\n"
         "#include <kiln/rt.h>\n"
         "#include <kiln/scalar.h>\n\n"
         "#include <algorithm>\n#include <cstdint>\n#include <vector>\n\n"

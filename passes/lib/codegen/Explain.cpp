@@ -25,6 +25,7 @@ std::vector<KernelInfo> kernel_infos(const FunctionSpec &spec,
       info.name = kernel_name(spec.symbol, int(ki), v.dtype);
       info.variant = v.dtype;
       info.reduction = k.kind == sched::Kernel::Kind::Reduction;
+      info.product = k.kind == sched::Kernel::Kind::Product;
       info.passes = info.reduction ? k.passes : 1;
       if (int(ki) == v.plan.fused)
         info.runs = "when the outputs share one shape";

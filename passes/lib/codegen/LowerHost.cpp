@@ -79,7 +79,7 @@ struct Host {
       if (int(ki) == v.plan.fused || !llvm::is_contained(k.outputs, in))
         continue;
       std::string n = std::to_string(ki);
-      if (k.kind == sched::Kernel::Kind::Pointwise)
+      if (k.kind != sched::Kernel::Kind::Reduction)
         return nm("shape" + n);
       return nm((k.role[in] == sched::Role::Full ? "full"
                  : k.drop[in]                    ? "drop"
@@ -246,6 +246,39 @@ struct Host {
         lnot(call("kiln::rt::broadcast_shapes", {size_list(k), nm(shape)})),
         kernel_label(ki) + "the shapes of " + in + " broadcast together",
         "the shapes of " + in + " do not broadcast"));
+  }
+
+  // A product kernel's result shape: the operands fit (eager raises
+  // otherwise) and the epilogue's addends broadcast to the product's shape
+  // (else eager's result is larger: its original body runs).
+  void product_space(size_t ki, const sched::Kernel &k) {
+    const std::string shape = "shape" + std::to_string(ki);
+    const ir::Node &pn = g.node(k.product);
+    const bool linear = pn.op == Op::Linear;
+    body.push_back(decl("", "kiln::Dims", shape));
+    std::vector<Expr> addends;
+    std::string what;
+    for (NodeId extra : {k.bias, k.addend})
+      if (extra >= 0) {
+        addends.push_back(addr(sizes_of(extra)));
+        what += (what.empty() ? "" : ", ") + operand_name(g, extra);
+      }
+    std::string ops = operand_name(g, pn.operands[0]) + " and " +
+                      operand_name(g, pn.operands[1]);
+    std::string fits = kernel_label(ki) + "the shapes of " + ops + " fit " +
+                       (linear ? "linear" : "matmul");
+    if (!what.empty())
+      fits += ", and " + what + " broadcast to the product's shape";
+    body.push_back(fail_if(
+        lnot(call("kiln::gen::product_shape",
+                  {nm(linear ? "kiln::gen::Product::Linear"
+                             : "kiln::gen::Product::Matmul"),
+                   sizes_of(pn.operands[0]), sizes_of(pn.operands[1]),
+                   braces(std::move(addends)), nm(shape)})),
+        fits,
+        "the shapes of " + ops + " do not fit " +
+            (linear ? "linear" : "matmul") +
+            (what.empty() ? "" : ", or an addend does not broadcast to the product")));
   }
 
   // The multi-output kernel's space (sched::KernelPlan::fused): the
@@ -421,6 +454,34 @@ struct Host {
     Stmts apart = std::move(body);
     body = std::move(outer);
     body.push_back(if_then(fuse, std::move(fused), std::move(apart)));
+  }
+
+  // A product and its epilogue: one library GEMM where the layouts allow
+  // (kiln::gen::product).
+  void launch_product(int ki, const sched::Kernel &k) {
+    const ir::Node &pn = g.node(k.product);
+    std::string what = "kernel " + std::to_string(ki) + ": " +
+                       ir::op_info(pn.op).name + " (a library GEMM)";
+    if (k.act >= 0)
+      what += std::string(", epilogue ") + ir::op_info(g.node(k.act).op).name;
+    body.push_back(comment(what));
+    const char *act = "kiln::rt::Epilogue::None";
+    if (k.act >= 0)
+      switch (g.node(k.act).op) {
+      case Op::Relu: act = "kiln::rt::Epilogue::Relu"; break;
+      case Op::Gelu: act = "kiln::rt::Epilogue::Gelu"; break;
+      default: act = "kiln::rt::Epilogue::GeluTanh"; break;
+      }
+    auto opt = [&](NodeId id) {
+      return id >= 0 ? tensor_of(g, id) : call("kiln::Tensor", {});
+    };
+    body.push_back(decl(
+        "", "kiln::Tensor", print(tensor_of(g, k.outputs[0])),
+        call("kiln::gen::product",
+             {nm(pn.op == Op::Linear ? "kiln::gen::Product::Linear"
+                                     : "kiln::gen::Product::Matmul"),
+              tensor_of(g, pn.operands[0]), tensor_of(g, pn.operands[1]),
+              opt(k.bias), opt(k.addend), nm(act)})));
   }
 
   void launch_pointwise(int ki, const sched::Kernel &k, bool allocate = true) {
@@ -714,6 +775,8 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   const ir::Graph &g = v.graph;
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
     bool red = k.kind == sched::Kernel::Kind::Reduction;
+    if (k.kind == sched::Kernel::Kind::Product)
+      continue; // a library call
     if (opts.cuda)
       lv.kernels.push_back(
           red ? lower_reduction_cuda(g, k, int(ki), spec.symbol, v.dtype)
@@ -721,6 +784,8 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   }
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
     bool red = k.kind == sched::Kernel::Kind::Reduction;
+    if (k.kind == sched::Kernel::Kind::Product)
+      continue;
     lv.kernels.push_back(
         red ? lower_reduction_cpu(g, k, int(ki), spec.symbol, v.dtype)
             : lower_pointwise_cpu(g, k, int(ki), spec.symbol, v.dtype));
@@ -744,6 +809,8 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
     if (k.kind == sched::Kernel::Kind::Reduction)
       h.reduction_space(ki, k);
+    else if (k.kind == sched::Kernel::Kind::Product)
+      h.product_space(ki, k);
     else if (int(ki) != v.plan.fused)
       h.pointwise_space(ki, k);
   if (v.plan.fused >= 0)
@@ -789,6 +856,8 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
     if (k.kind == sched::Kernel::Kind::Reduction)
       h.launch_reduction(int(ki), k, kernel_of(int(ki), Target::Cuda),
                          *kernel_of(int(ki), Target::Cpu));
+    else if (k.kind == sched::Kernel::Kind::Product)
+      h.launch_product(int(ki), k);
     else if (int(ki) == v.plan.fused)
       h.launch_fused(v.plan);
     else if (!v.plan.alternative(int(ki)))

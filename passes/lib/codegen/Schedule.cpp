@@ -263,6 +263,8 @@ schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
     }
     case ir::OpKind::Composite:
       return unsupported(g, id, "composite op left after decomposition");
+    case ir::OpKind::Product:
+      return unsupported(g, id, "a matrix product inside a reduction kernel");
     }
   }
 
@@ -322,25 +324,40 @@ static void append(KernelPlan &plan, KernelPlan sub) {
   }
 }
 
-// Graphs one reduction kernel cannot compute: reductions over different
+// The activations cuBLASLt's epilogue applies (kiln/gemm.h).
+static bool epilogue_activation(Op op) {
+  return op == Op::Relu || op == Op::Gelu || op == Op::GeluTanh;
+}
+
+// Graphs one reduction kernel cannot compute (reductions over different
 // dims, a reduction of a reduced value, a keepdim=false reduced value
-// broadcast against a tensor of another shape. They run as several
-// kernels, each a group the one-kernel scheduler handles, in an order
-// where a kernel reads only what earlier ones wrote (Inductor's
-// scheduler, with reductions as the fusion boundaries):
+// broadcast against a tensor of another shape) and graphs with matrix
+// products run as several kernels, each a group the one-kernel scheduler
+// handles or a library GEMM, in an order where a kernel reads only what
+// earlier ones wrote (Inductor's scheduler, with reductions and products
+// as the fusion boundaries):
 //  - a reduction joins the latest group reducing the same dims that does
 //    not reduce a value it already reduced (and that its operand's values
 //    have been written by), else starts a group;
-//  - a pointwise value belongs to the latest group it depends on; one
-//    mixing a keepdim=false reduced value with full ones (per row in the
-//    group, trailing dims in eager) starts a pointwise group after it;
-//  - a reduced value read by a later group is written to memory by its
-//    group and read there; full pointwise values (of the arguments, or of
-//    reduced values) are recomputed wherever they are needed.
+//  - a product starts a group; the adds and the activation right after it
+//    (each the only use of the value before) join it as the GEMM's
+//    epilogue: a bias (rank 1), one more addend, then relu or gelu;
+//  - a pointwise value belongs to the latest group it depends on, or a
+//    pointwise group after it when that is a product, or when it mixes a
+//    keepdim=false reduced value with full ones (per row in the group,
+//    trailing dims in eager);
+//  - a reduced value, or any operand of a product, read by a later group is
+//    written to memory by its group and read there; full pointwise values
+//    (of the arguments, or of reduced values) are recomputed wherever
+//    another kernel needs them.
 static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
+  enum class Kind : uint8_t { Reduction, Pointwise, Product };
   struct Group {
-    bool reduction;
-    llvm::SmallVector<int64_t, 2> dims;
+    Kind kind;
+    llvm::SmallVector<int64_t, 2> dims; // Reduction
+    // Product: the product, the epilogue's last node, its addends (-1:
+    // none) and activation.
+    NodeId product = -1, tail = -1, bias = -1, addend = -1, act = -1;
   };
   std::set<NodeId> live;
   for (NodeId out : g.outputs) {
@@ -348,14 +365,62 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
     live.insert(c.begin(), c.end());
   }
   const size_t N = g.nodes.size();
+  std::vector<int> uses(N, 0);
+  for (NodeId id : live)
+    for (NodeId o : g.node(id).operands)
+      ++uses[o];
+  for (NodeId out : g.outputs)
+    ++uses[out];
   std::vector<int> home(N, -1); // -1: arguments and what they alone make
   std::vector<Role> role(N, Role::None); // in its home group
   std::vector<bool> drop(N, false);
   std::vector<Group> groups;
+  auto is_kind = [&](int c, Kind k) { return c >= 0 && groups[c].kind == k; };
+  // The pointwise group after group h (the last group, when it is one).
+  auto pointwise_after = [&](int h) {
+    if (!is_kind(int(groups.size()) - 1, Kind::Pointwise) ||
+        int(groups.size()) - 1 < h)
+      groups.push_back({Kind::Pointwise});
+    return int(groups.size()) - 1;
+  };
   // o's role for a node computed in group c: written by another group, it
   // is read per element.
   auto role_in = [&](NodeId o, int c) {
     return home[o] >= 0 && home[o] != c ? Role::Full : role[o];
+  };
+  // Whether pointwise node n extends the epilogue of the product its
+  // operand p ends: p's only use, and n an add of an argument or an
+  // earlier group's value, or an activation, in p's dtype.
+  auto extends_epilogue = [&](NodeId id, const ir::Node &n) -> bool {
+    for (NodeId p : n.operands) {
+      if (!is_kind(home[p], Kind::Product))
+        continue;
+      Group &gr = groups[home[p]];
+      if (gr.tail != p || uses[p] != 1 || gr.act >= 0 ||
+          n.type.dtype != g.node(p).type.dtype || n.type.scalar)
+        return false;
+      if (epilogue_activation(n.op)) {
+        gr.act = gr.tail = id;
+        return true;
+      }
+      if (n.op != Op::Add)
+        return false;
+      NodeId o = n.operands[0] == p ? n.operands[1] : n.operands[0];
+      const ir::Node &on = g.node(o);
+      if (o == p || on.type.scalar || on.type.dtype != n.type.dtype ||
+          (on.op != Op::Input && !(home[o] >= 0 && home[o] < home[p])))
+        return false;
+      bool column = on.type.shape.ranked && on.type.shape.dims.size() == 1;
+      if (column && gr.bias < 0)
+        gr.bias = o;
+      else if (gr.addend < 0)
+        gr.addend = o;
+      else
+        return false;
+      gr.tail = id;
+      return true;
+    }
+    return false;
   };
   for (NodeId id : live) {
     const ir::Node &n = g.node(id);
@@ -373,16 +438,33 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
       full |= role[o] == Role::Full;
     }
     switch (ir::op_info(n.op).kind) {
+    case ir::OpKind::Product: {
+      // Its operands are read from memory: one the arguments alone make is
+      // written first, by a pointwise group.
+      for (NodeId o : n.operands) {
+        const ir::Node &on = g.node(o);
+        if (home[o] < 0 && on.op != Op::Input && !on.type.scalar)
+          home[o] = pointwise_after(-1), role[o] = Role::Full;
+      }
+      Group gr{Kind::Product};
+      gr.product = gr.tail = id;
+      if (n.op == Op::Linear && !g.node(n.operands[2]).type.scalar)
+        gr.bias = n.operands[2];
+      groups.push_back(gr);
+      home[id] = int(groups.size()) - 1;
+      role[id] = Role::Full;
+      break;
+    }
     case ir::OpKind::Reduction: {
       NodeId x = n.operands[0];
       int pick = -1;
       for (int c = int(groups.size()) - 1; c >= std::max(h, 0) && pick < 0; --c)
-        if (groups[c].reduction && groups[c].dims == n.dims &&
+        if (is_kind(c, Kind::Reduction) && groups[c].dims == n.dims &&
             role_in(x, c) == Role::Full)
           pick = c;
       if (pick < 0) {
         pick = int(groups.size());
-        groups.push_back({true, n.dims});
+        groups.push_back({Kind::Reduction, n.dims});
       }
       home[id] = pick;
       role[id] = Role::Reduced;
@@ -396,8 +478,13 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
         role[id] = full ? Role::Full : Role::None;
         break;
       }
-      if (!groups[h].reduction) {
+      if (extends_epilogue(id, n)) {
         home[id] = h;
+        role[id] = Role::Full;
+        break;
+      }
+      if (!is_kind(h, Kind::Reduction)) {
+        home[id] = is_kind(h, Kind::Product) ? pointwise_after(h) : h;
         role[id] = Role::Full;
         break;
       }
@@ -414,9 +501,7 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
         }
       }
       if (!groups[h].dims.empty() && any_drop && (r == Role::Full || any_keep)) {
-        if (groups.back().reduction)
-          groups.push_back({false, {}});
-        home[id] = int(groups.size()) - 1;
+        home[id] = pointwise_after(h);
         role[id] = Role::Full;
         break;
       }
@@ -446,19 +531,22 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
   std::vector<std::set<NodeId>> members(G + 1);
   std::vector<Leaves> leaves(G + 1);
   for (int c = G; c >= 0; --c) {
-    for (NodeId r : roots[c]) {
-      std::vector<NodeId> work{r};
+    // A GEMM recomputes nothing: what it reads, it reads from memory.
+    const bool recomputes = !is_kind(c, Kind::Product);
+    for (size_t r = 0; r < roots[c].size(); ++r) {
+      std::vector<NodeId> work{roots[c][r]};
       while (!work.empty()) {
         NodeId id = work.back();
         work.pop_back();
         if (!members[c].insert(id).second || is_host_scalar(g, id))
           continue;
         // Another group's value: read from memory, unless it is a full
-        // pointwise value, recomputed here from what it is made of (its
-        // group's reduced values, the arguments) rather than written and
-        // read back at full size.
+        // pointwise value (not a GEMM's), recomputed here from what it is
+        // made of (its group's reduced values, the arguments) rather than
+        // written and read back at full size.
         if (home[id] >= 0 && home[id] != c &&
-            !(role[id] == Role::Full && ir::is_pointwise(g.node(id).op))) {
+            !(recomputes && !is_kind(home[id], Kind::Product) &&
+              role[id] == Role::Full && ir::is_pointwise(g.node(id).op))) {
           leaves[c].insert(id);
           if (!llvm::is_contained(roots[home[id]], id))
             roots[home[id]].push_back(id);
@@ -472,8 +560,30 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
   for (int c = 0; c <= G; ++c) {
     if (roots[c].empty())
       continue;
+    if (is_kind(c, Kind::Product)) {
+      const Group &gr = groups[c];
+      Kernel k;
+      k.kind = Kernel::Kind::Product;
+      k.product = gr.product;
+      k.bias = gr.bias;
+      k.addend = gr.addend;
+      k.act = gr.act;
+      const ir::Node &pn = g.node(gr.product);
+      k.inputs = {pn.operands[0], pn.operands[1]};
+      for (NodeId extra : {gr.bias, gr.addend})
+        if (extra >= 0)
+          k.inputs.push_back(extra);
+      for (NodeId m : members[c])
+        if (home[m] == c)
+          k.nodes.push_back(m);
+      k.outputs = {gr.tail};
+      for (NodeId m : k.nodes)
+        plan.kernel_of_node[m] = int(plan.kernels.size());
+      plan.kernels.push_back(std::move(k));
+      continue;
+    }
     llvm::Expected<KernelPlan> sub = [&]() -> llvm::Expected<KernelPlan> {
-      if (c == G || !groups[c].reduction)
+      if (!is_kind(c, Kind::Reduction))
         return schedule_pointwise(g, roots[c], leaves[c]);
       std::vector<NodeId> reductions;
       for (NodeId m : members[c])
@@ -495,9 +605,12 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
     members.insert(c.begin(), c.end());
   }
   std::vector<NodeId> reductions;
-  for (NodeId m : members)
+  for (NodeId m : members) {
+    if (ir::is_product(g.node(m).op))
+      return schedule_groups(g);
     if (ir::is_reduction(g.node(m).op))
       reductions.push_back(m);
+  }
   if (reductions.empty())
     return schedule_pointwise(g, g.outputs);
   // One kernel when one can compute everything; else several.
@@ -585,6 +698,27 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
     os << " (" << plan.unfused.size() << " when the outputs' shapes differ)";
   os << "\n";
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
+    if (k.kind == Kernel::Kind::Product) {
+      const ir::Node &pn = g.node(k.product);
+      os << "kernel " << ki << ": " << ir::op_info(pn.op).name << " "
+         << value_name(pn.operands[0]) << ", " << value_name(pn.operands[1])
+         << " (a library GEMM)";
+      std::string l = loc_str(pn.loc);
+      if (!l.empty())
+        os << "    (" << l << ")";
+      os << "\n  epilogue:";
+      if (k.bias < 0 && k.addend < 0 && k.act < 0)
+        os << " none";
+      if (k.bias >= 0)
+        os << " + " << value_name(k.bias)
+           << " (the GEMM's bias when one value per column)";
+      if (k.addend >= 0)
+        os << " + " << value_name(k.addend) << " (as beta * C)";
+      if (k.act >= 0)
+        os << ", then " << ir::op_info(g.node(k.act).op).name;
+      os << "\n  writes " << value_name(k.outputs[0]) << "\n";
+      continue;
+    }
     bool red = k.kind == Kernel::Kind::Reduction;
     int read = 0, written = 0;
     for (NodeId i : k.inputs)

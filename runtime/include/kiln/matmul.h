@@ -10,7 +10,10 @@
 #pragma once
 
 #include <kiln/export.h>
+#include <kiln/gemm.h>
 #include <kiln/tensor.h>
+
+#include <initializer_list>
 
 KILN_API_BEGIN
 namespace kiln {
@@ -43,4 +46,27 @@ void set_allow_tf32(bool on);
 bool allow_tf32();
 
 } // namespace kiln
+
+// For the code the plugin generates: a compiled function's product kernel,
+// a GEMM with its epilogue fused.
+namespace kiln::gen {
+
+enum class Product : uint8_t { Matmul, Linear };
+
+// The shape of matmul(a, b), or linear(a, b) (a @ b^T), for operands of
+// shapes a and b, when every addend broadcasts to it: false where eager
+// would raise on the shapes, or where an addend would make the result
+// larger (the host code checks before any launch).
+bool product_shape(Product p, const Dims &a, const Dims &b,
+                   std::initializer_list<const Dims *> addends, Dims &out);
+
+// act(p(a, b) + bias + addend) (bias and addend may be undefined), as one
+// library call where the layouts allow: an addend of one value per output
+// column is the GEMM's bias, another one is copied into the result first
+// and added as beta * C; act is cuBLASLt's epilogue (rt::gemm says where
+// each one runs). Raises as the eager op does on bad operands.
+Tensor product(Product p, const Tensor &a, const Tensor &b, const Tensor &bias,
+               const Tensor &addend, rt::Epilogue act);
+
+} // namespace kiln::gen
 KILN_API_END

@@ -96,6 +96,7 @@ struct KernelInfo {
                     // and CPU loops
   DType variant = DType::f32;
   bool reduction = false;
+  bool product = false; // a library GEMM and its epilogue (no generated code)
   std::vector<KernelOp> ops;       // in the order the kernel computes them
   std::vector<std::string> inputs; // tensors read (KIR names)
   std::vector<std::string> outputs; // values written (KIR names)

@@ -45,18 +45,25 @@ enum class Op : uint16_t {
   // An i64 weak scalar known at run time: the number of elements of
   // operand 0 over `dims` (all dims when empty). Mean and var divide by it.
   ReduceSize,
+  // Matrix products, run by the runtime's GEMM (kiln/matmul.h, kiln/gemm.h)
+  // with PyTorch's shape rules: matmul(a, b) (torch.matmul), and
+  // linear(x, w, b) (x @ w^T + b; b a constant when there is none).
+  Matmul,
+  Linear,
 };
 
 // Reduction: reduces operand 0 over `dims`. Composite: defined only by its
 // decomposition (decompose replaces it). Shape: a value computed from a
-// shape at run time (ReduceSize).
+// shape at run time (ReduceSize). Product: a matrix product (a library
+// GEMM, not generated code).
 enum class OpKind : uint8_t {
   Argument,
   Constant,
   Pointwise,
   Reduction,
   Composite,
-  Shape
+  Shape,
+  Product
 };
 enum class TypeRule : uint8_t {
   None,
@@ -67,6 +74,7 @@ enum class TypeRule : uint8_t {
   SUM,      // reduction: integers and bools accumulate to i64
   INDEX,    // reduction: i64 index (argmax)
   CAST,     // to: the node's cast_to; to_like: operand 1's dtype
+  PRODUCT,  // matmul, linear: the operands' one floating dtype
   COMPOSITE // typed by its decomposition
 };
 
@@ -95,6 +103,7 @@ std::optional<Op> op_from_operator(llvm::StringRef spelling, int arity);
 inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; }
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
 inline bool is_composite(Op op) { return op_info(op).kind == OpKind::Composite; }
+inline bool is_product(Op op) { return op_info(op).kind == OpKind::Product; }
 inline bool is_commutative(Op op) {
   return op_info(op).traits & op_traits::COMMUTATIVE;
 }

@@ -34,7 +34,9 @@ namespace kiln::sched {
 enum class Role : uint8_t { None, Full, Reduced };
 
 struct Kernel {
-  enum class Kind : uint8_t { Pointwise, Reduction } kind = Kind::Pointwise;
+  // Product: a library GEMM (kiln::gen::product) with its epilogue, not
+  // generated code.
+  enum class Kind : uint8_t { Pointwise, Reduction, Product } kind = Kind::Pointwise;
   std::vector<ir::NodeId> nodes;   // computed in the kernel, topological order
   // Tensor values read from memory, in order: arguments, and values an
   // earlier kernel of the plan writes.
@@ -62,6 +64,13 @@ struct Kernel {
       return w.output == y && w.input >= 0;
     });
   }
+
+  // Product kernels only: the matmul or linear node, and its epilogue: a
+  // bias and one more addend (tensors added to the product, -1: none) and
+  // the activation node (relu, gelu, gelu_tanh; -1: none). inputs are the
+  // product's operands, then the bias and the addend; outputs, the
+  // epilogue's last node.
+  ir::NodeId product = -1, bias = -1, addend = -1, act = -1;
 
   // Reduction kernels only.
   llvm::SmallVector<int64_t, 2> dims; // as written; empty = all dims

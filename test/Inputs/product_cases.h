@@ -1,0 +1,151 @@
+// The cases of test/plugin/capture/exec-products*.cpp: matrix products as
+// graph ops, each a library GEMM with its epilogue (bias, residual,
+// activation) fused where cuBLASLt or the CPU path can, and the pointwise
+// and row work around them as fused kernels; compiled against eager and a
+// float64 reference, the kernel count asserted.
+#pragma once
+
+#include "capture_compare.h"
+
+using kiln::Tensor;
+
+COMPILE Tensor mm(const Tensor &a, const Tensor &b) { return kiln::matmul(a, b); }
+
+COMPILE Tensor lin(const Tensor &x, const Tensor &w, const Tensor &b) {
+  return kiln::linear(x, w, b);
+}
+
+// The bias and the activation are the GEMM's epilogue: one library call.
+COMPILE Tensor lin_gelu(const Tensor &x, const Tensor &w, const Tensor &b) {
+  return kiln::gelu(kiln::linear(x, w, b), "tanh");
+}
+COMPILE Tensor mm_bias_relu(const Tensor &x, const Tensor &w, const Tensor &b) {
+  return kiln::relu(kiln::matmul(x, w) + b);
+}
+// Exact GELU: cuBLASLt has only the tanh form, so the runtime applies it
+// after the GEMM (a second launch on CUDA).
+COMPILE Tensor lin_gelu_exact(const Tensor &x, const Tensor &w, const Tensor &b) {
+  return kiln::gelu(kiln::linear(x, w, b));
+}
+
+// A transformer MLP block: the second product adds the residual as the
+// GEMM's C: two library calls.
+COMPILE Tensor mlp(const Tensor &x, const Tensor &w1, const Tensor &b1,
+                   const Tensor &w2, const Tensor &b2) {
+  Tensor h = kiln::gelu(kiln::linear(x, w1, b1), "tanh");
+  return kiln::linear(h, w2, b2) + x;
+}
+
+// A row op before the product stays one row kernel writing the GEMM's
+// input; the pointwise work after it is one kernel reading its output.
+COMPILE Tensor norm_mm(const Tensor &x, const Tensor &w, const Tensor &g) {
+  Tensor h = kiln::gelu(kiln::rms_norm(x, g, 1e-6), "tanh");
+  return kiln::sigmoid(kiln::matmul(h, w)) * 2.0;
+}
+
+// Attention's scores and softmax: a batched product, then one row kernel.
+COMPILE Tensor scores(const Tensor &q, const Tensor &kt, double scale) {
+  return kiln::softmax(kiln::matmul(q, kt) * scale, -1);
+}
+
+// The product used twice: no epilogue (its output is read by both).
+COMPILE std::tuple<Tensor, Tensor> twice(const Tensor &a, const Tensor &b) {
+  Tensor p = kiln::matmul(a, b);
+  return {kiln::relu(p), p * 3.0};
+}
+
+inline int run_products(kiln::Device dev) {
+  using capture_compare::check;
+  using V = std::vector<Tensor>;
+  auto input = [&](kiln::Dims s, kiln::DType dt, uint64_t seed) {
+    return capture_compare::input(s, dt, seed, dev);
+  };
+  auto k = capture_compare::kernels;
+  const bool cuda = dev.is_cuda();
+  // The original body on float64 copies.
+  auto ref = [](auto f) {
+    kiln::set_compiled_enabled(false);
+    auto r = f();
+    kiln::set_compiled_enabled(true);
+    return r;
+  };
+  auto cpu = [](const Tensor &t) { return t.to(kiln::Device::cpu()); };
+  auto f64 = [](const Tensor &t) { return t.to(kiln::f64); };
+  for (kiln::DType dt : {kiln::DType::f32, kiln::DType::f64, kiln::DType::bf16,
+                         kiln::DType::f16})
+    for (int64_t M : {int64_t(1), int64_t(7), int64_t(33)}) {
+      const int64_t K = 40, N = 24;
+      const std::string at = " [M=" + std::to_string(M) + "]";
+      Tensor a = input({M, K}, dt, 1), b = input({K, N}, dt, 2);
+      Tensor w = input({N, K}, dt, 3), bias = input({N}, dt, 4);
+      check("mm" + at, dt, [&] { return V{mm(a, b)}; }, 1, 0, k(1),
+            ref([&] { return V{cpu(mm(f64(a), f64(b)))}; }));
+      // A transposed operand, read in place.
+      Tensor bt = input({N, K}, dt, 5).transpose(0, 1);
+      check("mm transposed" + at, dt, [&] { return V{mm(a, bt)}; }, 1, 0, k(1),
+            ref([&] { return V{cpu(mm(f64(a), f64(bt)))}; }));
+      // Batched, the batch dims broadcast; 1-D operands.
+      Tensor a3 = input({2, 1, M, K}, dt, 6), b3 = input({3, K, N}, dt, 7);
+      check("mm batched" + at, dt, [&] { return V{mm(a3, b3)}; }, 1, 0, -1,
+            ref([&] { return V{cpu(mm(f64(a3), f64(b3)))}; }));
+      Tensor v = input({K}, dt, 8);
+      check("mm vector" + at, dt, [&] { return V{mm(a, v)}; }, 1, 0, k(1),
+            ref([&] { return V{cpu(mm(f64(a), f64(v)))}; }));
+      check("linear" + at, dt, [&] { return V{lin(a, w, bias)}; }, 1, 0, k(1),
+            ref([&] { return V{cpu(lin(f64(a), f64(w), f64(bias)))}; }));
+      check("linear, no bias" + at, dt, [&] { return V{lin(a, w, Tensor())}; },
+            1, 0, k(1), ref([&] { return V{cpu(lin(f64(a), f64(w), Tensor()))}; }));
+      // A bias of another shape than [N]: added as the GEMM's C.
+      Tensor bias2 = input({M, 1}, dt, 9);
+      check("linear, [M, 1] bias" + at, dt, [&] { return V{lin(a, w, bias2)}; },
+            1, 0, -1, ref([&] { return V{cpu(lin(f64(a), f64(w), f64(bias2)))}; }));
+      check("linear + tanh-GELU" + at, dt,
+            [&] { return V{lin_gelu(a, w, bias)}; }, 1, 0, k(1),
+            ref([&] { return V{cpu(lin_gelu(f64(a), f64(w), f64(bias)))}; }));
+      check("matmul + bias, relu" + at, dt,
+            [&] { return V{mm_bias_relu(a, b, bias)}; }, 1, 0, k(1),
+            ref([&] { return V{cpu(mm_bias_relu(f64(a), f64(b), f64(bias)))}; }));
+      check("linear + exact GELU" + at, dt,
+            [&] { return V{lin_gelu_exact(a, w, bias)}; }, 1, 0, k(cuda ? 2 : 1),
+            ref([&] { return V{cpu(lin_gelu_exact(f64(a), f64(w), f64(bias)))}; }));
+      Tensor w1 = input({64, K}, dt, 10), b1 = input({64}, dt, 11);
+      Tensor w2 = input({K, 64}, dt, 12), b2 = input({K}, dt, 13);
+      // The residual is copied into the output, then added by the GEMM.
+      check("MLP block" + at, dt,
+            [&] { return V{mlp(a, w1, b1, w2, b2)}; }, 1, 0, k(3),
+            ref([&] {
+              return V{cpu(mlp(f64(a), f64(w1), f64(b1), f64(w2), f64(b2)))};
+            }));
+      Tensor g = input({K}, dt, 14);
+      check("rms_norm, GELU, matmul, sigmoid" + at, dt,
+            [&] { return V{norm_mm(a, b, g)}; }, 1, 0, k(3),
+            ref([&] { return V{cpu(norm_mm(f64(a), f64(b), f64(g)))}; }));
+      Tensor q = input({2, 3, M, 16}, dt, 15), kt = input({2, 3, 16, M}, dt, 16);
+      check("attention scores" + at, dt,
+            [&] { return V{scores(q, kt, 0.25)}; }, 1, 0, -1,
+            ref([&] { return V{cpu(scores(f64(q), f64(kt), 0.25))}; }));
+      check("product used twice" + at, dt,
+            [&] {
+              auto [r, t] = twice(a, b);
+              return V{r, t};
+            },
+            1, 0, k(2), ref([&] {
+              auto [r, t] = twice(f64(a), f64(b));
+              return V{cpu(r), cpu(t)};
+            }));
+    }
+  // Operands that do not fit: eager raises, and so does the compiled call
+  // (its guard fails and the original body raises).
+  {
+    Tensor a = input({4, 6}, kiln::f32, 20), b = input({5, 3}, kiln::f32, 21);
+    bool raised = false;
+    try {
+      (void)mm(a, b);
+    } catch (const std::exception &) {
+      raised = true;
+    }
+    std::printf("%s: shapes that do not fit raise\n", raised ? "ok" : "MISMATCH");
+    capture_compare::g_mismatches += !raised;
+  }
+  return capture_compare::summary();
+}

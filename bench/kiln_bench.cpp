@@ -202,6 +202,8 @@ int main(int argc, char **argv) {
           [&] { return softmax_rows(sx); }});
   run(o, {"softmax, composed", s2, 8.0 * srows * scols, 0, 1e-5,
           [&] { return softmax_composed(sx); }});
+  run(o, {"logsumexp loss", s2, 4.0 * srows * scols, 0, 1e-5,
+          [&] { return lse_loss(sx); }});
 
   const int64_t lrows = o.quick ? 64 : 16384, lcols = 4096;
   Tensor lx = kiln::randn({lrows, lcols}, kiln::f32, d);

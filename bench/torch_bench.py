@@ -84,6 +84,10 @@ def softmax_composed(x):
     return e / torch.sum(e, -1, keepdim=True)
 
 
+def lse_loss(x):
+    return (torch.logsumexp(x, -1) - x.mean(-1)).mean()
+
+
 def layer_norm_composed(x, w, b):
     mu = torch.mean(x, -1, keepdim=True)
     d = x - mu
@@ -226,6 +230,7 @@ def main():
     sx = torch.randn(32768, 1024, device=dev)
     run("softmax", softmax_rows, (sx,), reps)
     run("softmax, composed", softmax_composed, (sx,), reps)
+    run("logsumexp loss", lse_loss, (sx,), reps)
     T = 1024
     ms = torch.randn(8, 16, T, T, device=dev).bfloat16()
     causal = torch.ones(T, T, device=dev, dtype=torch.bool).tril()

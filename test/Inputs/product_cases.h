@@ -99,8 +99,10 @@ inline int run_products(kiln::Device dev) {
       Tensor bias2 = input({M, 1}, dt, 9);
       check("linear, [M, 1] bias" + at, dt, [&] { return V{lin(a, w, bias2)}; },
             1, 0, -1, ref([&] { return V{cpu(lin(f64(a), f64(w), f64(bias2)))}; }));
+      // f64 on CUDA: the activation in the epilogue kernel (kiln/gemm.h).
+      const int64_t f64_act = cuda && dt == kiln::f64;
       check("linear + tanh-GELU" + at, dt,
-            [&] { return V{lin_gelu(a, w, bias)}; }, 1, 0, k(1),
+            [&] { return V{lin_gelu(a, w, bias)}; }, 1, 0, k(1 + f64_act),
             ref([&] { return V{cpu(lin_gelu(f64(a), f64(w), f64(bias)))}; }));
       check("matmul + bias, relu" + at, dt,
             [&] { return V{mm_bias_relu(a, b, bias)}; }, 1, 0, k(1),
@@ -112,7 +114,7 @@ inline int run_products(kiln::Device dev) {
       Tensor w2 = input({K, 64}, dt, 12), b2 = input({K}, dt, 13);
       // The residual is copied into the output, then added by the GEMM.
       check("MLP block" + at, dt,
-            [&] { return V{mlp(a, w1, b1, w2, b2)}; }, 1, 0, k(3),
+            [&] { return V{mlp(a, w1, b1, w2, b2)}; }, 1, 0, k(3 + f64_act),
             ref([&] {
               return V{cpu(mlp(f64(a), f64(w1), f64(b1), f64(w2), f64(b2)))};
             }));

@@ -22,7 +22,9 @@
 //   None      CUDA: cuBLASLt EPILOGUE_DEFAULT, or EPILOGUE_BIAS.
 //   Relu      CUDA: cuBLASLt EPILOGUE_RELU / RELU_BIAS.
 //   GeluTanh  CUDA: cuBLASLt EPILOGUE_GELU / GELU_BIAS: cuBLASLt's GELU is
-//             the tanh approximation, gelu(x, "tanh") in Kiln's op table.
+//             the tanh approximation, gelu(x, "tanh") in Kiln's op table;
+//             f64 outputs take the epilogue kernel (cuBLASLt's f64 GELU is
+//             about 1e-11 relative off the formula).
 //   Gelu      the exact (erf) form, so never cuBLASLt's GELU. CUDA: cuBLASLt
 //             EPILOGUE_BIAS / DEFAULT, then the epilogue kernel applies
 //             erf-GELU in place (one more launch).

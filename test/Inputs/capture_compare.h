@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -83,6 +84,32 @@ inline kiln::Tensor input(kiln::Dims shape, kiln::DType dt, uint64_t seed,
                           kiln::Device dev = kiln::Device::cpu()) {
   kiln::manual_seed(seed);
   return kiln::randn(shape, kiln::DType::f32).to(dt).to(dev);
+}
+
+// What f returns with every fast path off: the original bodies, eagerly
+// (on float64 copies of the inputs, a case's reference).
+template <class F> auto eager_reference(F f) {
+  kiln::set_compiled_enabled(false);
+  auto r = f();
+  kiln::set_compiled_enabled(true);
+  return r;
+}
+inline kiln::Tensor on_cpu(const kiln::Tensor &t) {
+  return t.to(kiln::Device::cpu());
+}
+inline kiln::Tensor as_f64(const kiln::Tensor &t) { return t.to(kiln::f64); }
+
+// A call eager raises on raises compiled too (its guard fails and the
+// original body raises): prints "ok: <what>", or counts a mismatch.
+template <class F> void expect_raises(const std::string &what, F f) {
+  bool raised = false;
+  try {
+    (void)f();
+  } catch (const std::exception &) {
+    raised = true;
+  }
+  std::printf("%s: %s\n", raised ? "ok" : "MISMATCH", what.c_str());
+  g_mismatches += !raised;
 }
 
 inline int summary() {

@@ -203,6 +203,47 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                      (host ? ", " + std::to_string(host) + " scalar " +
                                  (host == 1 ? "op" : "ops") + " on the host"
                            : "")});
+  // Each matrix product, at its line: what its GEMM's epilogue does, or
+  // why it has none.
+  {
+    const ir::Graph &g = v0.graph;
+    std::vector<std::string> names = ir::value_names(g);
+    auto named = [&](NodeId id) {
+      const ir::Node &n = g.node(id);
+      std::string s = n.name.empty() ? names[id] : "'" + n.name + "'";
+      if (n.op != ir::Op::Input && n.loc.valid())
+        s += " (line " + std::to_string(n.loc.line) + ")";
+      return s;
+    };
+    for (const sched::Kernel &k : v0.plan.kernels) {
+      if (k.kind != sched::Kernel::Kind::Product)
+        continue;
+      const ir::Node &pn = g.node(k.product);
+      std::string m = std::string(ir::op_info(pn.op).name) +
+                      " is a library GEMM (cuBLASLt on CUDA, OpenBLAS on the "
+                      "CPU)";
+      std::vector<std::string> parts;
+      if (k.bias >= 0)
+        parts.push_back("adds " + named(k.bias) +
+                        " as its bias (one value per column) or C");
+      if (k.addend >= 0)
+        parts.push_back("adds " + named(k.addend) + " as C");
+      if (k.act >= 0)
+        parts.push_back(std::string("applies ") +
+                        ir::op_info(g.node(k.act).op).name +
+                        (g.node(k.act).loc.valid()
+                             ? " (line " + std::to_string(g.node(k.act).loc.line) + ")"
+                             : ""));
+      if (parts.empty())
+        m += " with no epilogue";
+      else {
+        m += " whose epilogue";
+        for (auto [i, p] : llvm::enumerate(parts))
+          m += (i == 0 ? " " : i + 1 == parts.size() ? ", then " : ", ") + p;
+      }
+      fc.remarks.push_back({pn.loc.valid() ? pn.loc : spec.loc, m});
+    }
+  }
   // One remark per guard, from the list explain.json shows too.
   for (const GuardInfo &gi : fc.guards) {
     std::string m = "guard: " + gi.check;

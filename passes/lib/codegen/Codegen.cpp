@@ -204,17 +204,9 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                                  (host == 1 ? "op" : "ops") + " on the host"
                            : "")});
   // Each matrix product, at its line: what its GEMM's epilogue does, or
-  // why it has none.
+  // that it has none.
   {
     const ir::Graph &g = v0.graph;
-    std::vector<std::string> names = ir::value_names(g);
-    auto named = [&](NodeId id) {
-      const ir::Node &n = g.node(id);
-      std::string s = n.name.empty() ? names[id] : "'" + n.name + "'";
-      if (n.op != ir::Op::Input && n.loc.valid())
-        s += " (line " + std::to_string(n.loc.line) + ")";
-      return s;
-    };
     for (const sched::Kernel &k : v0.plan.kernels) {
       if (k.kind != sched::Kernel::Kind::Product)
         continue;
@@ -224,10 +216,10 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                       "CPU)";
       std::vector<std::string> parts;
       if (k.bias >= 0)
-        parts.push_back("adds " + named(k.bias) +
+        parts.push_back("adds " + operand_name(g, k.bias) +
                         " as its bias (one value per column) or C");
       if (k.addend >= 0)
-        parts.push_back("adds " + named(k.addend) + " as C");
+        parts.push_back("adds " + operand_name(g, k.addend) + " as C");
       if (k.act >= 0)
         parts.push_back(std::string("applies ") +
                         ir::op_info(g.node(k.act).op).name +

@@ -251,6 +251,12 @@ struct Host {
   // A product kernel's result shape: the operands fit (eager raises
   // otherwise) and the epilogue's addends broadcast to the product's shape
   // (else eager's result is larger: its original body runs).
+  // kiln::gen::Product of a product node.
+  static Expr product_kind(const ir::Node &pn) {
+    return nm(pn.op == Op::Linear ? "kiln::gen::Product::Linear"
+                                  : "kiln::gen::Product::Matmul");
+  }
+
   void product_space(size_t ki, const sched::Kernel &k) {
     const std::string shape = "shape" + std::to_string(ki);
     const ir::Node &pn = g.node(k.product);
@@ -271,9 +277,7 @@ struct Host {
       fits += ", and " + what + " broadcast to the product's shape";
     body.push_back(fail_if(
         lnot(call("kiln::gen::product_shape",
-                  {nm(linear ? "kiln::gen::Product::Linear"
-                             : "kiln::gen::Product::Matmul"),
-                   sizes_of(pn.operands[0]), sizes_of(pn.operands[1]),
+                  {product_kind(pn), sizes_of(pn.operands[0]), sizes_of(pn.operands[1]),
                    braces(std::move(addends)), nm(shape)})),
         fits,
         "the shapes of " + ops + " do not fit " +
@@ -478,9 +482,7 @@ struct Host {
     body.push_back(decl(
         "", "kiln::Tensor", print(tensor_of(g, k.outputs[0])),
         call("kiln::gen::product",
-             {nm(pn.op == Op::Linear ? "kiln::gen::Product::Linear"
-                                     : "kiln::gen::Product::Matmul"),
-              tensor_of(g, pn.operands[0]), tensor_of(g, pn.operands[1]),
+             {product_kind(pn), tensor_of(g, pn.operands[0]), tensor_of(g, pn.operands[1]),
               opt(k.bias), opt(k.addend), nm(act)})));
   }
 

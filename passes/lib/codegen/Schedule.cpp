@@ -324,11 +324,6 @@ static void append(KernelPlan &plan, KernelPlan sub) {
   }
 }
 
-// The activations cuBLASLt's epilogue applies (kiln/gemm.h).
-static bool epilogue_activation(Op op) {
-  return op == Op::Relu || op == Op::Gelu || op == Op::GeluTanh;
-}
-
 // Graphs one reduction kernel cannot compute (reductions over different
 // dims, a reduction of a reduced value, a keepdim=false reduced value
 // broadcast against a tensor of another shape) and graphs with matrix
@@ -350,7 +345,9 @@ static bool epilogue_activation(Op op) {
 //    written to memory by its group and read there; full pointwise values
 //    (of the arguments, or of reduced values) are recomputed wherever
 //    another kernel needs them.
-static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
+// `live`: the nodes the outputs need.
+static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
+                                                  const std::set<NodeId> &live) {
   enum class Kind : uint8_t { Reduction, Pointwise, Product };
   struct Group {
     Kind kind;
@@ -359,11 +356,6 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
     // none) and activation.
     NodeId product = -1, tail = -1, bias = -1, addend = -1, act = -1;
   };
-  std::set<NodeId> live;
-  for (NodeId out : g.outputs) {
-    std::set<NodeId> c = closure(g, out);
-    live.insert(c.begin(), c.end());
-  }
   const size_t N = g.nodes.size();
   std::vector<int> uses(N, 0);
   for (NodeId id : live)
@@ -404,7 +396,7 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g) {
       if (gr.tail != p || uses[p] != 1 || gr.act >= 0 ||
           n.type.dtype != g.node(p).type.dtype || n.type.scalar)
         return false;
-      if (epilogue_activation(n.op)) {
+      if (ir::is_epilogue_activation(n.op)) {
         gr.act = gr.tail = id;
         return true;
       }
@@ -612,7 +604,7 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
   std::vector<NodeId> reductions;
   for (NodeId m : members) {
     if (ir::is_product(g.node(m).op))
-      return schedule_groups(g);
+      return schedule_groups(g, members);
     if (ir::is_reduction(g.node(m).op))
       reductions.push_back(m);
   }
@@ -624,7 +616,7 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
   if (one)
     return one;
   llvm::consumeError(one.takeError());
-  return schedule_groups(g);
+  return schedule_groups(g, members);
 }
 
 void plan_in_place(const ir::Graph &g, const std::vector<int> &into,

@@ -104,6 +104,12 @@ inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; 
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
 inline bool is_composite(Op op) { return op_info(op).kind == OpKind::Composite; }
 inline bool is_product(Op op) { return op_info(op).kind == OpKind::Product; }
+// The activations a GEMM's epilogue applies (cuBLASLt's relu and GELU;
+// kiln/gemm.h): decompose leaves them whole after a product, the scheduler
+// fuses them into it.
+inline bool is_epilogue_activation(Op op) {
+  return op == Op::Relu || op == Op::Gelu || op == Op::GeluTanh;
+}
 inline bool is_commutative(Op op) {
   return op_info(op).traits & op_traits::COMMUTATIVE;
 }

@@ -358,11 +358,7 @@ inline Verdict compare(const Run &c, const Run &e, const Run &r,
     double tol = kiln_compare::tolerance(dt); // 0 when guards are made to fail
     double err_c = rt ? value_difference(ct, *rt) : diff;
     double err_e = rt ? value_difference(et, *rt) : 0;
-    // Beyond the tolerance of eager, compiled must be about as close to
-    // float64 as eager: within 4x, since summation orders differ and an
-    // ill-conditioned output (1 / a sum near 0) magnifies either's luck.
-    if (!(diff <= tol) && (kiln::force_guard_failure() ||
-                           !(err_c <= std::max(4 * err_e, tol)))) {
+    if (!kiln_compare::acceptable(diff, tol, err_c, err_e)) {
       std::snprintf(buf, sizeof buf,
                     "output %zu (%s): compiled vs eager %g (tolerance %g); "
                     "vs float64: compiled %g, eager %g",

@@ -51,13 +51,7 @@ void copy_same_device(const Tensor &dst, const Tensor &src, const char *fn) {
 } // namespace detail
 
 Tensor Tensor::contiguous() const {
-  check_defined(*this, "kiln::Tensor::contiguous");
-  if (contiguous_)
-    return *this;
-  Tensor t = detail::empty_for("kiln::Tensor::contiguous", sizes_, dtype_,
-                               device_);
-  detail::copy_same_device(t, *this, "kiln::Tensor::contiguous");
-  return t;
+  return apply_view(ViewKind::Contiguous, {});
 }
 
 Tensor Tensor::clone() const {

@@ -184,194 +184,54 @@ int64_t Tensor::stride(int d) const {
   return strides_[detail::wrap_dim(d, dim(), "kiln::Tensor::stride")];
 }
 
-// --- views ---
+// --- views (geometry: layout.cpp) ---
 
-// Replaces one -1 by the size that keeps numel; checks the element count.
-static Dims infer_shape(Dims shape, int64_t numel, const char *fn) {
-  int infer = -1;
-  int64_t known = 1;
-  for (int i = 0; i < shape.rank(); ++i) {
-    if (shape[i] == -1) {
-      if (infer >= 0)
-        fail("%s: only one dimension can be -1 in shape %s", fn,
-             shape.str().c_str());
-      infer = i;
-    } else if (shape[i] < 0) {
-      fail("%s: invalid size %lld in shape %s", fn, (long long)shape[i],
-           shape.str().c_str());
-    } else {
-      known *= shape[i];
-    }
-  }
-  if (infer >= 0) {
-    if (known == 0 || numel % known != 0)
-      fail("%s: shape %s is invalid for a tensor of %lld elements", fn,
-           shape.str().c_str(), (long long)numel);
-    shape[infer] = numel / known;
-  } else if (known != numel) {
-    fail("%s: shape %s is invalid for a tensor of %lld elements", fn,
-         shape.str().c_str(), (long long)numel);
-  }
-  return shape;
-}
-
-// Strides that view (sizes, strides) as `shape` without copying, if any
-// (PyTorch's computeStride: each run of dims contiguous with one another
-// can be re-split freely).
-static std::optional<Dims> view_strides(const Dims &sizes, const Dims &strides,
-                                        const Dims &shape, int64_t numel) {
-  Dims out;
-  out.resize(shape.rank());
-  if (numel == 0 || sizes.rank() == 0)
-    return contiguous_strides(shape);
-  int view_d = shape.rank() - 1;
-  int64_t chunk_base = strides[sizes.rank() - 1];
-  int64_t tensor_numel = 1, view_numel = 1;
-  for (int d = sizes.rank() - 1; d >= 0; --d) {
-    tensor_numel *= sizes[d];
-    if (d == 0 ||
-        (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base)) {
-      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
-        out[view_d] = view_numel * chunk_base;
-        view_numel *= shape[view_d];
-        --view_d;
-      }
-      if (view_numel != tensor_numel)
-        return std::nullopt;
-      if (d > 0) {
-        chunk_base = strides[d - 1];
-        tensor_numel = 1;
-        view_numel = 1;
-      }
-    }
-  }
-  if (view_d != -1)
-    return std::nullopt;
-  return out;
-}
-
-static Tensor share(const Tensor &t, int64_t offset, const Dims &sizes,
-                    const Dims &strides) {
+static Tensor share(const Tensor &t, const Layout &l) {
   Storage *s = const_cast<Storage *>(t.storage());
   s->refs.fetch_add(1, std::memory_order_relaxed);
-  return Tensor::make(s, offset, sizes, strides, t.dtype());
+  return Tensor::make(s, l.offset, l.sizes, l.strides, t.dtype());
+}
+
+Tensor Tensor::apply_view(ViewKind kind, std::span<const int64_t> args) const {
+  const std::string fn = std::string("kiln::Tensor::") + view_name(kind);
+  check_defined(*this, fn.c_str());
+  bool copies = false;
+  Layout l = view_layout(kind, layout(), args, &copies);
+  if (!copies)
+    return share(*this, l);
+  // A copy: contiguous's, then (reshape) viewed as the shape.
+  Tensor t = detail::empty_for(fn.c_str(), sizes_, dtype_, device_);
+  detail::copy_same_device(t, *this, fn.c_str());
+  return kind == ViewKind::Contiguous ? t : share(t, l);
 }
 
 Tensor Tensor::view(Dims shape) const {
-  check_defined(*this, "kiln::Tensor::view");
-  shape = infer_shape(shape, numel_, "kiln::Tensor::view");
-  auto st = view_strides(sizes_, strides_, shape, numel_);
-  if (!st)
-    fail("kiln::Tensor::view: cannot view a tensor of shape %s and strides %s "
-         "as %s without a copy (use reshape)",
-         sizes_.str().c_str(), strides_.str().c_str(), shape.str().c_str());
-  return share(*this, offset_, shape, *st);
+  return apply_view(ViewKind::View, {shape.begin(), shape.end()});
 }
-
 Tensor Tensor::reshape(Dims shape) const {
-  check_defined(*this, "kiln::Tensor::reshape");
-  shape = infer_shape(shape, numel_, "kiln::Tensor::reshape");
-  if (auto st = view_strides(sizes_, strides_, shape, numel_))
-    return share(*this, offset_, shape, *st);
-  return contiguous().view(shape);
+  return apply_view(ViewKind::Reshape, {shape.begin(), shape.end()});
 }
-
 Tensor Tensor::transpose(int d0, int d1) const {
-  check_defined(*this, "kiln::Tensor::transpose");
-  d0 = detail::wrap_dim(d0, dim(), "kiln::Tensor::transpose");
-  d1 = detail::wrap_dim(d1, dim(), "kiln::Tensor::transpose");
-  Dims sz = sizes_, st = strides_;
-  std::swap(sz[d0], sz[d1]);
-  std::swap(st[d0], st[d1]);
-  return share(*this, offset_, sz, st);
+  const int64_t a[] = {d0, d1};
+  return apply_view(ViewKind::Transpose, a);
 }
-
+Tensor Tensor::permute(Dims order) const {
+  return apply_view(ViewKind::Permute, {order.begin(), order.end()});
+}
 Tensor Tensor::slice(int d, int64_t start, int64_t end, int64_t step) const {
-  check_defined(*this, "kiln::Tensor::slice");
-  d = detail::wrap_dim(d, dim(), "kiln::Tensor::slice");
-  if (step <= 0)
-    fail("kiln::Tensor::slice: step must be positive, got %lld",
-         (long long)step);
-  int64_t n = sizes_[d];
-  if (start < 0)
-    start += n;
-  if (end < 0)
-    end += n;
-  start = start < 0 ? 0 : start > n ? n : start;
-  end = end < start ? start : end > n ? n : end;
-  Dims sz = sizes_, st = strides_;
-  sz[d] = (end - start + step - 1) / step;
-  st[d] = strides_[d] * step;
-  return share(*this, offset_ + start * strides_[d], sz, st);
+  const int64_t a[] = {d, start, end, step};
+  return apply_view(ViewKind::Slice, a);
 }
-
 Tensor Tensor::expand(Dims shape) const {
-  check_defined(*this, "kiln::Tensor::expand");
-  int r = shape.rank(), lead = r - dim();
-  if (lead < 0)
-    fail("kiln::Tensor::expand: cannot expand shape %s to %s (fewer dims)",
-         sizes_.str().c_str(), shape.str().c_str());
-  Dims sz, st;
-  sz.resize(r);
-  st.resize(r);
-  for (int i = 0; i < r; ++i) {
-    int j = i - lead;
-    if (j < 0) {
-      if (shape[i] < 0)
-        fail("kiln::Tensor::expand: size -1 is not allowed in a new leading "
-             "dim (shape %s to %s)",
-             sizes_.str().c_str(), shape.str().c_str());
-      sz[i] = shape[i];
-      st[i] = 0;
-    } else if (shape[i] == -1 || shape[i] == sizes_[j]) {
-      sz[i] = sizes_[j];
-      st[i] = strides_[j];
-    } else if (sizes_[j] == 1 && shape[i] >= 0) {
-      sz[i] = shape[i];
-      st[i] = 0;
-    } else {
-      fail("kiln::Tensor::expand: cannot expand shape %s to %s",
-           sizes_.str().c_str(), shape.str().c_str());
-    }
-  }
-  return share(*this, offset_, sz, st);
+  return apply_view(ViewKind::Expand, {shape.begin(), shape.end()});
 }
-
 Tensor Tensor::unsqueeze(int d) const {
-  check_defined(*this, "kiln::Tensor::unsqueeze");
-  if (dim() >= kMaxRank)
-    fail("kiln::Tensor::unsqueeze: a tensor of rank %d cannot gain a dim "
-         "(maximum rank %d)",
-         dim(), kMaxRank);
-  d = detail::wrap_dim(d, dim() + 1, "kiln::Tensor::unsqueeze");
-  Dims sz, st;
-  for (int i = 0; i <= dim(); ++i) {
-    if (i == d) {
-      sz.push_back(1);
-      st.push_back(d < dim() ? sizes_[d] * strides_[d] : 1);
-    }
-    if (i < dim()) {
-      sz.push_back(sizes_[i]);
-      st.push_back(strides_[i]);
-    }
-  }
-  return share(*this, offset_, sz, st);
+  const int64_t a[] = {d};
+  return apply_view(ViewKind::Unsqueeze, a);
 }
-
 Tensor Tensor::squeeze(int d) const {
-  check_defined(*this, "kiln::Tensor::squeeze");
-  if (dim() == 0)
-    return *this;
-  d = detail::wrap_dim(d, dim(), "kiln::Tensor::squeeze");
-  if (sizes_[d] != 1)
-    return *this;
-  Dims sz, st;
-  for (int i = 0; i < dim(); ++i)
-    if (i != d) {
-      sz.push_back(sizes_[i]);
-      st.push_back(strides_[i]);
-    }
-  return share(*this, offset_, sz, st);
+  const int64_t a[] = {d};
+  return apply_view(ViewKind::Squeeze, a);
 }
 
 std::string Tensor::str() const {

@@ -212,6 +212,98 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
 
 // plan_cuda: whatever the shape, the launch covers every row once and
 // every slot of a row, within what the chosen kernel can hold.
+// The layout ops' check (kiln::gen::view_layout, before a compiled call's
+// launches) agrees with the Tensor methods on random views of random
+// layouts: the same sizes, strides and offset, and false exactly where the
+// method raises; a layout op on a value a kernel wrote (dense_layout)
+// agrees with the method on a contiguous tensor of that shape.
+TEST(GeneratedViewLayout, AgreesWithTheTensorMethods) {
+  std::mt19937 rng(11);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int raised = 0, viewed = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    Dims shape;
+    for (int d = 0, r = int(pick(0, 4)); d < r; ++d)
+      shape.push_back(pick(1, 4));
+    Tensor t = empty(shape);
+    // A random layout first: a transpose or a slice, or none.
+    if (t.dim() >= 2 && pick(0, 2) == 0)
+      t = t.transpose(0, t.dim() - 1);
+    else if (t.dim() >= 1 && pick(0, 2) == 0)
+      t = t.slice(0, 0, t.size(0), 2);
+    const auto kind = static_cast<ViewKind>(pick(0, int(ViewKind::Contiguous)));
+    std::vector<int64_t> args;
+    const int64_t r = t.dim();
+    switch (kind) {
+    case ViewKind::View:
+    case ViewKind::Reshape:
+    case ViewKind::Expand:
+      for (int d = 0, n = int(pick(0, 4)); d < n; ++d)
+        args.push_back(pick(-1, 4));
+      break;
+    case ViewKind::Permute:
+      for (int64_t d = 0; d < r + pick(-1, 1); ++d)
+        args.push_back(pick(-r - 1, r));
+      break;
+    case ViewKind::Transpose:
+      args = {pick(-r - 1, r), pick(-r - 1, r)};
+      break;
+    case ViewKind::Unsqueeze:
+    case ViewKind::Squeeze:
+      args = {pick(-r - 2, r + 1)};
+      break;
+    case ViewKind::Slice:
+      args = {pick(-r - 1, r), pick(-5, 5), pick(-5, 5), pick(-1, 3)};
+      break;
+    case ViewKind::Contiguous:
+      break;
+    }
+    // The generated code passes the arguments as a braced list.
+    auto check = [&](const Layout &in, Layout &out) {
+      switch (args.size()) {
+      case 0: return gen::view_layout(kind, in, {}, out);
+      case 1: return gen::view_layout(kind, in, {args[0]}, out);
+      case 2: return gen::view_layout(kind, in, {args[0], args[1]}, out);
+      case 3: return gen::view_layout(kind, in, {args[0], args[1], args[2]}, out);
+      default:
+        return gen::view_layout(kind, in, {args[0], args[1], args[2], args[3]}, out);
+      }
+    };
+    if (args.size() > 4)
+      args.resize(4);
+    SCOPED_TRACE(std::string(view_name(kind)) + " of " + t.sizes().str() +
+                 " strides " + t.strides().str());
+    // On t's layout, and on a contiguous tensor of its shape (as a kernel
+    // writes one: dense_layout).
+    Tensor c = empty(t.sizes());
+    for (const Tensor *src : {&t, &c}) {
+      Layout got;
+      const bool ok = check(src == &t ? t.layout() : gen::dense_layout(t.sizes()), got);
+      Tensor v;
+      try {
+        v = src->apply_view(kind, args);
+      } catch (const Error &) {
+        EXPECT_FALSE(ok);
+        ++raised;
+        continue;
+      }
+      ASSERT_TRUE(ok);
+      ++viewed;
+      EXPECT_EQ(got.sizes, v.sizes());
+      if (v.storage() == src->storage()) { // a view: its geometry
+        EXPECT_EQ(got.strides, v.strides());
+        EXPECT_EQ(got.offset, v.storage_offset());
+      } else { // a copy (reshape, contiguous): contiguous
+        EXPECT_EQ(got.strides, contiguous_strides(v.sizes()));
+      }
+    }
+  }
+  EXPECT_GT(raised, 100);
+  EXPECT_GT(viewed, 300);
+}
+
 TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
   const int64_t sizes[] = {1, 3, 31, 32, 33, 255, 256, 1000, 1024, 4096,
                            5000, 16383, 16384, 65536, 1 << 20};

@@ -101,6 +101,15 @@ TEST_P(TensorOn, TransposeSliceExpandValuesAndStrides) {
   EXPECT_KILN_ERROR(t.expand({3, 5}), "kiln::Tensor::expand: cannot expand shape "
                                       "[3, 4] to [3, 5]");
   EXPECT_KILN_ERROR(t.expand({4}), "cannot expand shape [3, 4] to [4]");
+
+  // permute: dim i of the result is dim order[i].
+  Tensor p = t.unsqueeze(0).permute({2, 0, 1}); // [4, 1, 3]
+  EXPECT_EQ(p.sizes(), (Dims{4, 1, 3}));
+  EXPECT_EQ(p.storage(), t.storage());
+  EXPECT_EQ(kt::values(p), kt::values(tt));
+  EXPECT_EQ(t.permute({-1, 0}).strides(), (Dims{1, 4}));
+  EXPECT_KILN_ERROR(t.permute({0, 0}), "dim 0 appears twice");
+  EXPECT_KILN_ERROR(t.permute({0}), "names 1 dims of a tensor of rank 2");
 }
 
 TEST_P(TensorOn, ViewReshapeUnsqueezeSqueeze) {

@@ -34,6 +34,29 @@ inline Tensor output_into(const Tensor &dst, const Dims &shape, DType dt,
   return empty(shape, dt, dev);
 }
 
+// Layout ops (kiln/ops.def's KILN_VIEW), checked before a call's first
+// launch: `out` is the layout op `kind` gives a tensor laid out as `in`;
+// false where eager's method raises (the original body then runs, and
+// raises there, with its message).
+inline bool view_layout(ViewKind kind, const Layout &in,
+                        std::initializer_list<int64_t> args, Layout &out) {
+  try {
+    out = kiln::view_layout(kind, in, {args.begin(), args.size()});
+    return true;
+  } catch (const Error &) {
+    return false;
+  }
+}
+// The layout of a value a kernel writes: contiguous.
+inline Layout dense_layout(const Dims &sizes) {
+  return {sizes, contiguous_strides(sizes), 0};
+}
+// The view itself, once its base is in memory: the method of that name.
+inline Tensor view(ViewKind kind, const Tensor &t,
+                   std::initializer_list<int64_t> args) {
+  return t.apply_view(kind, {args.begin(), args.size()});
+}
+
 // p is a multiple of `bytes` (a power of two).
 inline bool aligned(const void *p, unsigned bytes) {
   return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;

@@ -8,6 +8,7 @@
 #include <kiln/export.h>
 #include <kiln/dtype.h>
 #include <kiln/kernel_abi.h>
+#include <kiln/view_kind.h>
 
 #include <atomic>
 #include <cstdint>
@@ -65,6 +66,24 @@ private:
   int n_ = 0;
 };
 
+const char *view_name(ViewKind k); // "view", "transpose", ...
+
+// A tensor's geometry, in elements.
+struct Layout {
+  Dims sizes, strides;
+  int64_t offset = 0;
+};
+
+// The layout that layout op `kind` gives a tensor laid out as `in`, with
+// the method's integer arguments `args` (kiln/ops.def): what the Tensor
+// methods do, and what compiled code checks before its launches. Throws
+// kiln::Error where the method raises. Where no view gives the result
+// (reshape of a layout its shape cannot be split from, contiguous of a
+// non-contiguous one), *copies is set and the result is a fresh
+// contiguous tensor's (offset 0).
+Layout view_layout(ViewKind kind, const Layout &in,
+                   std::span<const int64_t> args, bool *copies = nullptr);
+
 // Refcounted storage: one allocation on one device.
 struct Storage {
   void *data = nullptr;
@@ -118,6 +137,7 @@ public:
   Tensor view(Dims shape) const;    // needs compatible strides; -1 inferred
   Tensor reshape(Dims shape) const; // view if possible, else a copy
   Tensor transpose(int d0, int d1) const;
+  Tensor permute(Dims order) const; // dim i of the result is dim order[i]
   Tensor slice(int d, int64_t start, int64_t end, int64_t step = 1) const;
   Tensor expand(Dims shape) const; // -1 keeps a size
   Tensor unsqueeze(int d) const;
@@ -125,6 +145,10 @@ public:
 
   // Copies.
   Tensor contiguous() const; // self if already contiguous
+  // Layout op `kind` with its integer arguments (kiln::view_layout): the
+  // method of that name.
+  Tensor apply_view(ViewKind kind, std::span<const int64_t> args) const;
+  Layout layout() const { return {sizes_, strides_, offset_}; }
   Tensor clone() const;
   Tensor to(Device d) const; // self if already there
   Tensor to(DType t) const;  // self if already that dtype

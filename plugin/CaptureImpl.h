@@ -94,6 +94,9 @@ struct Storage {
   // A to()'s own result: where the cast is the identity, eager hands out
   // its source itself (a clone() of it gets a storage without this).
   bool cast_result = false;
+  // A layout op (view, transpose, ...) read it: the view shares its
+  // elements, not its layout, so an in-place update of either stays eager.
+  bool viewed = false;
 };
 
 // A lambda as a value: its by-copy captures are copied when it is made.
@@ -250,6 +253,8 @@ private:
   std::optional<Value> host_math(const CallExpr *c, const FunctionDecl *callee,
                                  ir::Op op);
   std::optional<Value> to_dtype(const CXXMemberCallExpr *c, const Expr *obj);
+  std::optional<Value> view_method(const CXXMemberCallExpr *c, ir::Op op,
+                                   std::optional<Value> x = std::nullopt);
   std::optional<bool> optional_tensor(const Expr *arg);
   std::optional<Value> product(const CallExpr *c, ir::Op op);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);

@@ -469,6 +469,10 @@ std::optional<bool> Capturer::optional_tensor(const Expr *arg) {
       e = strip_noop(m->getSubExpr(), true, true);
     else if (const auto *b = dyn_cast<CXXBindTemporaryExpr>(e))
       e = strip_noop(b->getSubExpr(), true, true);
+    else if (const auto *d = dyn_cast<CXXDefaultArgExpr>(e)) // `= Tensor()`
+      e = strip_noop(d->getExpr(), true, true);
+    else if (const auto *w = dyn_cast<ExprWithCleanups>(e))
+      e = strip_noop(w->getSubExpr(), true, true);
     else
       break;
   }
@@ -551,6 +555,10 @@ std::optional<Value> Capturer::tensor_method(const CXXMemberCallExpr *c) {
       return std::nullopt;
     if (name == "clone")
       return Value::tensor(v->node, fresh_storage());
+    // A view may be laid out any way: a contiguous node, made on the host
+    // as eager does (the view itself, or a copy).
+    if (ir::is_view(st.b.graph().nodes[v->node].op))
+      return view_method(c, ir::Op::Contiguous, v);
     // contiguous() returns its object when it is contiguous already, as
     // PyTorch's does: a tensor the region made is (ops write fresh
     // contiguous tensors), so it is the same tensor. One from outside may
@@ -564,12 +572,120 @@ std::optional<Value> Capturer::tensor_method(const CXXMemberCallExpr *c) {
   if (name == "to" && c->getNumArgs() == 1 &&
       is_kiln_dtype(m->getParamDecl(0)->getType()))
     return to_dtype(c, obj);
+  if (std::optional<ir::Op> op = ir::op_from_name(name);
+      op && ir::is_view(*op) && *op != ir::Op::Contiguous)
+    return view_method(c, *op);
   if (name == "item")
     return fail_value(c->getExprLoc(), "'item()' reads a tensor's data on the "
                                        "host (a data-dependent value), so it "
                                        "runs eagerly");
   return fail_value(c->getExprLoc(),
                     "call to " + quoted(m) + " is not supported yet");
+}
+
+// The elements of a braced shape or order argument (`x.view({B, T, -1})`:
+// a kiln::Dims made from an initializer list), or none.
+static std::optional<llvm::SmallVector<const Expr *, 8>>
+braced_dims(const Expr *e) {
+  e = e->IgnoreImplicit();
+  while (const auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
+    e = m->getSubExpr()->IgnoreImplicit();
+  const auto *ce = dyn_cast<CXXConstructExpr>(e);
+  if (!ce || ce->getNumArgs() != 1)
+    return std::nullopt;
+  const auto *il = dyn_cast<CXXStdInitializerListExpr>(
+      ce->getArg(0)->IgnoreImplicit());
+  if (!il)
+    return std::nullopt;
+  const Expr *sub = il->getSubExpr()->IgnoreImplicit();
+  while (const auto *m = dyn_cast<MaterializeTemporaryExpr>(sub))
+    sub = m->getSubExpr()->IgnoreImplicit();
+  const auto *list = dyn_cast<InitListExpr>(sub);
+  if (!list)
+    return std::nullopt;
+  llvm::SmallVector<const Expr *, 8> out(list->inits().begin(),
+                                         list->inits().end());
+  return out;
+}
+
+// A layout op (kiln/ops.def's KILN_VIEW): a node whose integer arguments
+// are i64 scalar operands (sizes and slice bounds may be run-time values,
+// `x.size(0)` or a parameter; dims are constants). The view shares its
+// base's storage.
+std::optional<Value> Capturer::view_method(const CXXMemberCallExpr *c,
+                                           ir::Op op, std::optional<Value> x) {
+  if (!x)
+    x = tensor(c->getImplicitObjectArgument());
+  if (!x)
+    return std::nullopt;
+  const std::string name = std::string("'") + ir::op_info(op).name + "'";
+  // An argument updated in place gets its new value only when the region
+  // copies it back: a view of it here would view a copy, not the argument.
+  if (const Storage &base = st.storages[x->storage];
+      base.kind == Storage::Input && st.copy_back.count(base.slot))
+    return fail_value(c->getExprLoc(),
+                      name + " of '" + slots_[base.slot].slot.name() +
+                          "', updated in place in the same region, is not "
+                          "supported yet");
+  llvm::SmallVector<ir::NodeId, 8> operands{x->node};
+  auto runtime_int = [&](const Expr *e) {
+    std::optional<ir::NodeId> n = operand(e);
+    if (n)
+      operands.push_back(*n);
+    return n.has_value();
+  };
+  auto constant_dim = [&](const Expr *e) {
+    std::optional<int64_t> d = constant_int(e, "dim");
+    if (!d)
+      return false;
+    operands.push_back(
+        st.b.constant(double(*d), DType::i64, loc(e->getBeginLoc())));
+    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+    return true;
+  };
+  auto each = [&](const Expr *arg, auto &&one) -> bool {
+    std::optional<llvm::SmallVector<const Expr *, 8>> elems = braced_dims(arg);
+    if (!elems)
+      return fail(arg->getBeginLoc(),
+                  "the shape or order of " + name +
+                      " must be written in braces ({B, T, -1}) in a "
+                      "compiled function");
+    for (const Expr *e : *elems)
+      if (!one(e))
+        return false;
+    return true;
+  };
+  bool ok = true;
+  switch (ir::view_kind(op)) {
+  case ViewKind::View:
+  case ViewKind::Reshape:
+  case ViewKind::Expand:
+    ok = each(c->getArg(0), runtime_int);
+    break;
+  case ViewKind::Permute:
+    ok = each(c->getArg(0), constant_dim);
+    break;
+  case ViewKind::Transpose:
+    ok = constant_dim(c->getArg(0)) && constant_dim(c->getArg(1));
+    break;
+  case ViewKind::Unsqueeze:
+  case ViewKind::Squeeze:
+    ok = constant_dim(c->getArg(0));
+    break;
+  case ViewKind::Slice:
+    ok = constant_dim(c->getArg(0)) && runtime_int(c->getArg(1)) &&
+         runtime_int(c->getArg(2)) && runtime_int(c->getArg(3));
+    break;
+  case ViewKind::Contiguous:
+    break;
+  }
+  if (!ok)
+    return std::nullopt;
+  ir::NodeId id = add_op(op, operands, c->getExprLoc());
+  st.dclass.resize(st.b.graph().nodes.size(), DClass::Variant);
+  st.dclass[id] = st.dclass[x->node];
+  st.storages[x->storage].viewed = true;
+  return Value::tensor(id, x->storage);
 }
 
 // `x.to(dtype)`: a constant dtype (kiln::f32, a constexpr variable) gives
@@ -675,6 +791,10 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
                 "outside the region (that tensor or a copy of it), is not "
                 "supported yet");
   Storage storage = st.storages[cur->storage];
+  if (storage.viewed)
+    return fail(oc->getOperatorLoc(),
+                what + " on '" + name + "', which shares its elements with a "
+                "view (or is one), is not supported yet");
   if (storage.cast_shared)
     return fail(oc->getOperatorLoc(),
                 what + " on '" + name + "', which may be one tensor with a "

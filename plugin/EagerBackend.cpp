@@ -159,6 +159,14 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       os << "});\n";
       continue;
     }
+    if (ir::is_view(n.op)) { // the method, through its ViewKind
+      os << a(0) << ".apply_view(kiln::ViewKind::" << info.enum_name
+         << ", std::vector<int64_t>{";
+      for (size_t k = 1; k < n.operands.size(); ++k)
+        os << (k > 1 ? ", " : "") << "int64_t(" << a(k) << ")";
+      os << "});\n";
+      continue;
+    }
     if (n.op == Op::Matmul) {
       os << "kiln::matmul(" << a(0) << ", " << a(1) << ");\n";
       continue;

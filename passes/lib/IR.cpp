@@ -36,6 +36,9 @@ const OpInfo kOpInfo[] = {
 #define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition)       \
   {#name, #Name, arity, OpKind::Composite, TypeRule::COMPOSITE, 0, NONE, "",  \
    CompositeForm::form, operands, decomposition},
+#define KILN_VIEW(Name, name, arity, args)                                     \
+  {#name, #Name, arity, OpKind::View, TypeRule::VIEW, 0, NONE, "",             \
+   CompositeForm::None, "", ""},
 #include <kiln/ops.def>
     {"to", "Cast", 1, OpKind::Pointwise, TypeRule::CAST, CHEAP, NONE, "",
      CompositeForm::None, "", ""},
@@ -58,6 +61,18 @@ static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOps,
 } // namespace
 
 const OpInfo &op_info(Op op) { return kOpInfo[static_cast<int>(op)]; }
+
+ViewKind view_kind(Op op) {
+  switch (op) {
+#define KILN_POINTWISE(...)
+#define KILN_VIEW(Name, name, arity, args)                                     \
+  case Op::Name:                                                               \
+    return ViewKind::Name;
+#include <kiln/ops.def>
+  default:
+    misuse(std::string("'") + op_info(op).name + "' is not a layout op");
+  }
+}
 
 std::optional<Op> op_from_name(llvm::StringRef name) {
   for (int i = 0; i < kNumOps; ++i)
@@ -207,7 +222,7 @@ NodeId GraphBuilder::op(Op op, llvm::ArrayRef<NodeId> operands, Loc loc,
 
 NodeId GraphBuilder::add(Node n) {
   const OpInfo &info = op_info(n.op);
-  if ((int)n.operands.size() != info.arity)
+  if (!takes_operands(n.op, n.operands.size()))
     misuse(std::string("'") + info.name + "' takes " +
            std::to_string(info.arity) + " operands, got " +
            std::to_string(n.operands.size()));
@@ -228,7 +243,7 @@ std::string verify(const Graph &g) {
     if (static_cast<int>(n.op) >= kNumOps)
       return where(id) + "invalid op";
     const OpInfo &info = op_info(n.op);
-    if ((int)n.operands.size() != info.arity)
+    if (!takes_operands(n.op, n.operands.size()))
       return where(id) + "'" + info.name + "' takes " +
              std::to_string(info.arity) + " operands, has " +
              std::to_string(n.operands.size());
@@ -258,6 +273,7 @@ std::string verify(const Graph &g) {
     case OpKind::Reduction:
     case OpKind::Composite:
     case OpKind::Shape:
+    case OpKind::View:
     case OpKind::Product:
       break;
     }

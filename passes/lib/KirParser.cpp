@@ -457,7 +457,7 @@ private:
       if (more)
         take();
     }
-    if ((int)operands.size() != info.arity)
+    if (!takes_operands(*op, operands.size()))
       return fail(mnemonic, "'" + mnemonic.text + "' takes " +
                                 std::to_string(info.arity) + " operand" +
                                 (info.arity == 1 ? "" : "s") + ", got " +

@@ -309,6 +309,170 @@ llvm::Expected<Type> infer_product(const Graph &g, const Node &n, Fail fail,
   return Type::tensor(a.dtype, Shape::ranked_dims(out));
 }
 
+// A layout op: operand 0's dtype; the shape where the operands say it at
+// compile time (constant arguments, known extents), else unranked (the
+// host computes it with the runtime's own geometry, kiln::view_layout).
+// Dims arguments must be constants (what the plugin captures).
+llvm::Expected<Type> infer_view(const Graph &g, const Node &n, Fail fail) {
+  const std::string op = std::string("'") + op_info(n.op).name + "'";
+  const Type &x = g.node(n.operands[0]).type;
+  if (x.scalar)
+    return fail(op + " needs a tensor, not a weak scalar");
+  llvm::SmallVector<std::optional<int64_t>, 8> args;
+  for (NodeId a : llvm::ArrayRef<NodeId>(n.operands).drop_front()) {
+    const Node &an = g.node(a);
+    if (!an.type.scalar || an.type.dtype != DType::i64)
+      return fail("the arguments of " + op + " must be integers, not " +
+                  to_string(an.type));
+    args.push_back(an.op == Op::Constant
+                       ? std::optional<int64_t>(int64_t(an.constant))
+                       : std::nullopt);
+  }
+  const ViewKind k = view_kind(n.op);
+  const bool dims_args = k == ViewKind::Transpose || k == ViewKind::Permute ||
+                         k == ViewKind::Unsqueeze || k == ViewKind::Squeeze;
+  if ((dims_args && llvm::any_of(args, [](auto a) { return !a; })) ||
+      (k == ViewKind::Slice && !args[0]))
+    return fail("the dims of " + op + " must be constants");
+  const Type unknown = Type::tensor(x.dtype);
+  if (!x.shape.ranked)
+    return unknown;
+  const auto &xd = x.shape.dims;
+  const int64_t rank = int64_t(xd.size());
+  auto wrap = [&](int64_t d, int64_t r) -> std::optional<int64_t> {
+    if (d < -std::max<int64_t>(r, 1) || d >= std::max<int64_t>(r, 1))
+      return std::nullopt;
+    return d < 0 ? d + std::max<int64_t>(r, 1) : d;
+  };
+  auto bad_dim = [&](int64_t d) {
+    return fail(op + ": dim " + std::to_string(d) + " is out of range for " +
+                to_string(x));
+  };
+  llvm::SmallVector<SymDim, 4> out(xd.begin(), xd.end());
+  switch (k) {
+  case ViewKind::Contiguous:
+    return Type::tensor(x.dtype, x.shape);
+  case ViewKind::Transpose: {
+    auto d0 = wrap(*args[0], rank), d1 = wrap(*args[1], rank);
+    if (!d0 || !d1)
+      return bad_dim(!d0 ? *args[0] : *args[1]);
+    if (rank)
+      std::swap(out[*d0], out[*d1]);
+    break;
+  }
+  case ViewKind::Permute: {
+    if (int64_t(args.size()) != rank)
+      return fail(op + ": the order names " + std::to_string(args.size()) +
+                  " dims of " + to_string(x));
+    llvm::SmallVector<bool, 8> seen(rank, false);
+    for (int64_t i = 0; i < rank; ++i) {
+      auto d = wrap(*args[i], rank);
+      if (!d)
+        return bad_dim(*args[i]);
+      if (seen[*d])
+        return fail(op + ": dim " + std::to_string(*d) + " appears twice");
+      seen[*d] = true;
+      out[i] = xd[*d];
+    }
+    break;
+  }
+  case ViewKind::Unsqueeze: {
+    auto d = wrap(*args[0], rank + 1);
+    if (!d)
+      return bad_dim(*args[0]);
+    out.insert(out.begin() + *d, SymDim::constant(1));
+    break;
+  }
+  case ViewKind::Squeeze: {
+    if (rank == 0)
+      break;
+    auto d = wrap(*args[0], rank);
+    if (!d)
+      return bad_dim(*args[0]);
+    if (xd[*d].is_symbolic())
+      return unknown; // a size 1 or not: known at run time
+    if (xd[*d].value == 1)
+      out.erase(out.begin() + *d);
+    break;
+  }
+  case ViewKind::Slice: {
+    auto d = wrap(*args[0], rank);
+    if (!d || rank == 0)
+      return bad_dim(*args[0]);
+    if (!args[1] || !args[2] || !args[3] || xd[*d].is_symbolic())
+      return unknown;
+    int64_t len = xd[*d].value, start = *args[1], end = *args[2],
+            step = *args[3];
+    if (step <= 0)
+      return fail(op + ": step must be positive, not " + std::to_string(step));
+    start = start < 0 ? start + len : start;
+    end = end < 0 ? end + len : end;
+    start = std::clamp<int64_t>(start, 0, len);
+    end = std::clamp<int64_t>(end, start, len);
+    out[*d] = SymDim::constant((end - start + step - 1) / step);
+    break;
+  }
+  case ViewKind::Expand: {
+    if (llvm::any_of(args, [](auto a) { return !a; }))
+      return unknown;
+    if (int64_t(args.size()) < rank)
+      return fail(op + ": cannot expand " + to_string(x) + " to fewer dims");
+    out.clear();
+    const int64_t lead = int64_t(args.size()) - rank;
+    for (int64_t i = 0; i < int64_t(args.size()); ++i) {
+      const int64_t want = *args[i];
+      if (i < lead) {
+        if (want < 0)
+          return fail(op + ": size -1 in a new leading dim");
+        out.push_back(SymDim::constant(want));
+        continue;
+      }
+      const SymDim &have = xd[i - lead];
+      if (want == -1 || (!have.is_symbolic() && have.value == want))
+        out.push_back(have);
+      else if (!have.is_symbolic() && have.value == 1 && want >= 0)
+        out.push_back(SymDim::constant(want));
+      else if (have.is_symbolic())
+        return unknown; // whether it is 1 or `want`: known at run time
+      else
+        return fail(op + ": cannot expand " + to_string(x) + " to size " +
+                    std::to_string(want) + " in dim " + std::to_string(i));
+    }
+    break;
+  }
+  case ViewKind::View:
+  case ViewKind::Reshape: {
+    if (llvm::any_of(args, [](auto a) { return !a; }))
+      return unknown;
+    int64_t numel = 1, known = 1, infer = -1;
+    bool symbolic = false;
+    for (const SymDim &d : xd)
+      symbolic |= d.is_symbolic(), numel *= d.is_symbolic() ? 1 : d.value;
+    out.clear();
+    for (auto [i, a] : llvm::enumerate(args)) {
+      if (*a == -1 && infer < 0)
+        infer = int64_t(i);
+      else if (*a < 0)
+        return fail(op + ": invalid size " + std::to_string(*a));
+      else
+        known *= *a;
+      out.push_back(SymDim::constant(*a));
+    }
+    if (infer >= 0) {
+      if (symbolic)
+        return unknown;
+      if (known == 0 || numel % known)
+        return fail(op + ": the shape is invalid for " + to_string(x));
+      out[infer] = SymDim::constant(numel / known);
+    } else if (!symbolic && known != numel) {
+      return fail(op + ": the shape is invalid for " + to_string(x));
+    }
+    break;
+  }
+  }
+  return Type::tensor(x.dtype, Shape::ranked_dims(out));
+}
+
 } // namespace
 
 llvm::Expected<Type> infer_node_type(const Graph &g, NodeId id,
@@ -329,6 +493,8 @@ llvm::Expected<Type> infer_node_type(const Graph &g, NodeId id,
     return infer_reduction(g, n, fail, assumptions);
   case OpKind::Product:
     return infer_product(g, n, fail, assumptions);
+  case OpKind::View:
+    return infer_view(g, n, fail);
   }
   return n.type;
 }

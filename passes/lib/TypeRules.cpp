@@ -34,6 +34,7 @@ DType common_dtype(Op op, llvm::ArrayRef<Type> operands) {
   switch (op_info(op).kind) {
   case OpKind::Reduction:
   case OpKind::Composite:
+  case OpKind::View:
     return operands.empty() ? DType::f32 : operands[0].dtype;
   case OpKind::Shape:
     return DType::i64;

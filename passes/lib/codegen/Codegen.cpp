@@ -159,7 +159,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   const Variant &v0 = variants.front();
   size_t captured = 0, fused = 0;
   for (const ir::Node &n : spec.graph.nodes)
-    captured += ir::op_info(n.op).arity > 0;
+    captured += ir::op_info(n.op).arity != 0;
   for (auto [ki, k] : llvm::enumerate(v0.plan.kernels))
     if (!llvm::is_contained(v0.plan.unfused, int(ki)))
       fused += k.nodes.size();
@@ -167,6 +167,10 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   size_t host = 0;
   for (NodeId id = 0; id < NodeId(v0.graph.nodes.size()); ++id)
     host += sched::is_host_scalar(v0.graph, id);
+  // Layout ops the host makes (views, read through their strides).
+  size_t views = 0;
+  for (const ir::Node &n : v0.graph.nodes)
+    views += ir::is_view(n.op);
   auto ops = [](size_t n) {
     return std::to_string(n) + (n == 1 ? " op" : " ops");
   };
@@ -184,8 +188,8 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   fc.remarks.push_back(
       {spec.loc, "compiled '" + spec.user_name + "': " + ops(captured) +
                      " captured" +
-                     (fused + host != captured
-                          ? ", " + ops(fused + host) +
+                     (fused + host + views != captured
+                          ? ", " + ops(fused + host + views) +
                                 " after decomposition and simplification"
                           : "") +
                      ", fused into " + std::to_string(nk) +
@@ -202,7 +206,30 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                      (opts.cuda ? "CUDA and CPU" : "CPU only") + ")" +
                      (host ? ", " + std::to_string(host) + " scalar " +
                                  (host == 1 ? "op" : "ops") + " on the host"
-                           : "")});
+                           : "") +
+                     (views ? ", " + std::to_string(views) + " layout " +
+                                  (views == 1 ? "op" : "ops") +
+                                  " made on the host"
+                            : "")});
+  // Each layout op, at its line: the host makes it and kernels read it
+  // through its strides (reshape and contiguous copy where eager does).
+  for (const ir::Node &n : v0.graph.nodes) {
+    if (!ir::is_view(n.op))
+      continue;
+    const ViewKind k = ir::view_kind(n.op);
+    std::string m =
+        std::string(ir::op_info(n.op).name) + " of " +
+        operand_name(v0.graph, n.operands[0]) +
+        (k == ViewKind::Contiguous
+             ? " is made on the host: the tensor itself when it is contiguous, "
+               "else a copy, as eager"
+         : k == ViewKind::Reshape
+             ? " is made on the host: a view where the strides allow (else a "
+               "copy, as eager); kernels read it through its strides"
+             : " is a view the host makes (no copy); kernels read it through "
+               "its strides");
+    fc.remarks.push_back({n.loc.valid() ? n.loc : spec.loc, m});
+  }
   // Each matrix product, at its line: what its GEMM's epilogue does, or
   // that it has none.
   {

@@ -75,6 +75,8 @@ struct Host {
   Expr sizes_of(NodeId in) const {
     if (g.node(in).op == Op::Input)
       return method(arg_of(g, in), "sizes");
+    if (ir::is_view(g.node(in).op))
+      return layout_of(in).field("sizes");
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
       if (int(ki) == v.plan.fused || !llvm::is_contained(k.outputs, in))
         continue;
@@ -88,6 +90,83 @@ struct Host {
     }
     return method(tensor_of(g, in), "sizes"); // not reached: some kernel writes it
   }
+  // ---- layout ops ----
+
+  // The kernel that writes value id (not the multi-output alternative), or
+  // -1 for an argument.
+  int writer_of(NodeId id) const {
+    for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
+      if (int(ki) != v.plan.fused && llvm::is_contained(k.outputs, id))
+        return int(ki);
+    return -1;
+  }
+  // A view's base: the argument or written value its chain starts from.
+  NodeId base_of(NodeId id) const {
+    while (ir::is_view(g.node(id).op))
+      id = g.node(id).operands[0];
+    return id;
+  }
+  Expr layout_of(NodeId id) const { return nm("L" + std::to_string(id)); }
+  // The integer arguments of view node id, as the host has them.
+  Expr view_args(NodeId id) const {
+    std::vector<Expr> es;
+    for (NodeId a : llvm::ArrayRef<NodeId>(g.node(id).operands).drop_front()) {
+      const ir::Node &an = g.node(a);
+      es.push_back(an.op == Op::Constant      ? lit(int64_t(an.constant))
+                   : an.op == Op::ScalarInput ? arg_of(g, a)
+                                              : value_var(a));
+    }
+    return braces(std::move(es));
+  }
+  Expr view_kind(NodeId id) const {
+    return nm(std::string("kiln::ViewKind::") + ir::op_info(g.node(id).op).enum_name);
+  }
+  std::vector<bool> laid_out = std::vector<bool>(g.nodes.size(), false),
+                    made = std::vector<bool>(g.nodes.size(), false);
+  // f(id, node) for each view not `done` yet whose base is an argument or a
+  // value of a kernel before `upto`, in order.
+  template <class F> void views_ready(int upto, std::vector<bool> &done, F f) {
+    for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id) {
+      if (!ir::is_view(g.node(id).op) || done[id] ||
+          writer_of(base_of(id)) >= upto)
+        continue;
+      done[id] = true;
+      f(id, g.node(id));
+    }
+  }
+  // Their layouts, before the first launch: a view eager would raise on
+  // runs the original body instead.
+  void view_layouts(int upto) {
+    views_ready(upto, laid_out, [&](NodeId id, const ir::Node &n) {
+      NodeId x = n.operands[0];
+      Expr in = g.node(x).op == Op::Input ? method(arg_of(g, x), "layout")
+                : ir::is_view(g.node(x).op)
+                    ? layout_of(x)
+                    : call("kiln::gen::dense_layout", {sizes_of(x)});
+      body.push_back(decl("", "kiln::Layout", print(layout_of(id))));
+      std::string what = std::string(ir::op_info(n.op).name) + " of " +
+                         operand_name(g, x) +
+                         (!n.name.empty() ? " ('" + n.name + "')"
+                          : n.loc.valid()
+                              ? " at line " + std::to_string(n.loc.line)
+                              : "");
+      body.push_back(fail_if(
+          lnot(call("kiln::gen::view_layout",
+                    {view_kind(id), in, view_args(id), layout_of(id)})),
+          what + " is valid for these shapes",
+          what + " raises in eager for these shapes"));
+    });
+  }
+  // The views whose base is in memory once kernels before `upto` ran.
+  void make_views(int upto) {
+    views_ready(upto, made, [&](NodeId id, const ir::Node &n) {
+      body.push_back(decl("const", "kiln::Tensor", print(tensor_of(g, id)),
+                          call("kiln::gen::view",
+                               {view_kind(id), tensor_of(g, n.operands[0]),
+                                view_args(id)})));
+    });
+  }
+
   // `{&a0.sizes(), &keep0}` for a kernel's inputs.
   Expr size_list(const sched::Kernel &k) const {
     std::vector<Expr> es;
@@ -807,29 +886,19 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
                         method(arg_of(g, dispatch), "device")));
   h.dtype_guards(dispatch);
   h.shape_checks();
-  // Every kernel's iteration space, before anything runs.
-  for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
-    if (k.kind == sched::Kernel::Kind::Reduction)
-      h.reduction_space(ki, k);
-    else if (k.kind == sched::Kernel::Kind::Product)
-      h.product_space(ki, k);
-    else if (int(ki) != v.plan.fused)
-      h.pointwise_space(ki, k);
-  if (v.plan.fused >= 0)
-    h.fused_space(v.plan);
-  std::string probe;
-  for (const Kernel &k : lv.kernels)
-    if (k.target == Target::Cuda && probe.empty() && !k.entry_points().empty())
-      probe = k.entry_points().front();
-  h.cuda_guard(probe);
-  // The host scalars the kernels take, once per call, with the runtime's
-  // formulas (the eager body computes them with the same functions).
+  // The host scalars the kernels and layout ops take, once per call, with
+  // the runtime's formulas (the eager body computes them with the same
+  // functions).
   {
     // Only those some kernel takes, and what they are computed from.
     std::vector<bool> needed(g.nodes.size(), false);
     std::vector<NodeId> work;
     for (const sched::Kernel &k : v.plan.kernels)
       work.insert(work.end(), k.scalars.begin(), k.scalars.end());
+    for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id)
+      if (ir::is_view(g.node(id).op))
+        work.insert(work.end(), g.node(id).operands.begin() + 1,
+                    g.node(id).operands.end());
     while (!work.empty()) {
       NodeId id = work.back();
       work.pop_back();
@@ -849,12 +918,33 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
       }
     }
   }
+  // Every kernel's iteration space and every view's layout, before
+  // anything runs (a view's when its base's shape is known).
+  for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
+    h.view_layouts(int(ki));
+    if (k.kind == sched::Kernel::Kind::Reduction)
+      h.reduction_space(ki, k);
+    else if (k.kind == sched::Kernel::Kind::Product)
+      h.product_space(ki, k);
+    else if (int(ki) != v.plan.fused)
+      h.pointwise_space(ki, k);
+  }
+  h.view_layouts(int(v.plan.kernels.size()));
+  if (v.plan.fused >= 0)
+    h.fused_space(v.plan);
+  std::string probe;
+  for (const Kernel &k : lv.kernels)
+    if (k.target == Target::Cuda && probe.empty() && !k.entry_points().empty())
+      probe = k.entry_points().front();
+  h.cuda_guard(probe);
   // Every guard passed: in Nsight Systems the call's kernels sit inside a
   // range named after the user's function.
   h.body.push_back(decl("const", "kiln::rt::NvtxRange", "nvtx_call",
                         call("kiln::rt::NvtxRange", {nm("kFn")})));
-  // In plan order: a kernel reads what earlier ones wrote.
-  for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
+  // In plan order: a kernel reads what earlier ones wrote (and the views
+  // the host makes of them).
+  for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
+    h.make_views(int(ki));
     if (k.kind == sched::Kernel::Kind::Reduction)
       h.launch_reduction(int(ki), k, kernel_of(int(ki), Target::Cuda),
                          *kernel_of(int(ki), Target::Cpu));
@@ -864,11 +954,13 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
       h.launch_fused(v.plan);
     else if (!v.plan.alternative(int(ki)))
       h.launch_pointwise(int(ki), k);
+  }
   // Outputs that are different tensors in eager (each a fresh result) are
   // different tensors here, whatever the passes made of them: one that
   // became another output's node, or an argument, is copied. An argument
   // reached through casts only is the argument itself, as in eager
   // (Tensor::to returns its object when the dtypes agree).
+  h.make_views(int(v.plan.kernels.size()));
   const std::vector<NodeId> &captured = spec.graph.outputs;
   auto through_casts = [&](NodeId id) {
     while (spec.graph.node(id).op == Op::Cast ||
@@ -887,6 +979,8 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
     for (size_t i = 0; i < j; ++i)
       shared |= g.outputs[i] == o && captured[i] != captured[j] &&
                 !(is_argument(i) && is_argument(j));
+    // A view shares its base's storage in eager too.
+    shared &= !ir::is_view(g.node(o).op);
     Expr t = tensor_of(g, o);
     h.body.push_back(assign(deref(nm("out" + std::to_string(j))),
                             shared ? method(t, "clone") : t));

@@ -265,6 +265,8 @@ schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
       return unsupported(g, id, "composite op left after decomposition");
     case ir::OpKind::Product:
       return unsupported(g, id, "a matrix product inside a reduction kernel");
+    case ir::OpKind::View: // the host makes views (schedule_groups)
+      return unsupported(g, id, "a layout op inside a reduction kernel");
     }
   }
 
@@ -344,7 +346,10 @@ static void append(KernelPlan &plan, KernelPlan sub) {
 //  - a reduced value, or any operand of a product, read by a later group is
 //    written to memory by its group and read there; full pointwise values
 //    (of the arguments, or of reduced values) are recomputed wherever
-//    another kernel needs them.
+//    another kernel needs them;
+//  - a layout op (view, transpose, ...) is no kernel's: the host makes it
+//    from a tensor in memory (an argument, or a value its group writes)
+//    and the groups after that one read it through its strides.
 // `live`: the nodes the outputs need.
 static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
                                                   const std::set<NodeId> &live) {
@@ -366,6 +371,8 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
   std::vector<int> home(N, -1); // -1: arguments and what they alone make
   std::vector<Role> role(N, Role::None); // in its home group
   std::vector<bool> drop(N, false);
+  // Views: the group after which their base is in memory (-1: an argument).
+  std::vector<int> after(N, -1);
   std::vector<Group> groups;
   // (c == groups.size() is the pointwise group of outputs of the arguments
   // alone, after every other.)
@@ -377,6 +384,14 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
   auto pointwise_after = [&](int h) {
     if (!is_kind(int(groups.size()) - 1, Kind::Pointwise) ||
         int(groups.size()) - 1 < h)
+      groups.push_back({Kind::Pointwise});
+    return int(groups.size()) - 1;
+  };
+  // The pointwise group after group f: the last group when it is one and
+  // comes after f, else a new one.
+  auto pointwise_beyond = [&](int f) {
+    if (!is_kind(int(groups.size()) - 1, Kind::Pointwise) ||
+        int(groups.size()) - 1 <= f)
       groups.push_back({Kind::Pointwise});
     return int(groups.size()) - 1;
   };
@@ -405,7 +420,8 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       NodeId o = n.operands[0] == p ? n.operands[1] : n.operands[0];
       const ir::Node &on = g.node(o);
       if (o == p || on.type.scalar || on.type.dtype != n.type.dtype ||
-          (on.op != Op::Input && !(home[o] >= 0 && home[o] < home[p])))
+          (on.op != Op::Input && !(home[o] >= 0 && home[o] < home[p]) &&
+           !(ir::is_view(on.op) && after[o] < home[p])))
         return false;
       bool column = on.type.shape.ranked && on.type.shape.dims.size() == 1;
       if (column && gr.bias < 0)
@@ -428,21 +444,33 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
     if (n.op == Op::Constant || n.op == Op::ScalarInput ||
         is_host_scalar(g, id))
       continue;
-    int h = -1;
+    int h = -1, floor = -1;
     bool full = false;
     for (NodeId o : n.operands) {
       h = std::max(h, home[o]);
       full |= role[o] == Role::Full;
+      if (ir::is_view(g.node(o).op))
+        floor = std::max(floor, after[o]);
     }
+    // Read from memory: a value the arguments alone make is written first,
+    // by a pointwise group.
+    auto write_first = [&](NodeId o) {
+      const ir::Node &on = g.node(o);
+      if (home[o] < 0 && on.op != Op::Input && !ir::is_view(on.op) &&
+          !on.type.scalar)
+        home[o] = pointwise_after(-1), role[o] = Role::Full;
+    };
     switch (ir::op_info(n.op).kind) {
+    case ir::OpKind::View: {
+      NodeId x = n.operands[0];
+      write_first(x);
+      after[id] = ir::is_view(g.node(x).op) ? after[x] : home[x];
+      role[id] = Role::Full;
+      break;
+    }
     case ir::OpKind::Product: {
-      // Its operands are read from memory: one the arguments alone make is
-      // written first, by a pointwise group.
-      for (NodeId o : n.operands) {
-        const ir::Node &on = g.node(o);
-        if (home[o] < 0 && on.op != Op::Input && !on.type.scalar)
-          home[o] = pointwise_after(-1), role[o] = Role::Full;
-      }
+      for (NodeId o : n.operands)
+        write_first(o);
       Group gr{Kind::Product};
       gr.product = gr.tail = id;
       if (n.op == Op::Linear && !g.node(n.operands[2]).type.scalar)
@@ -455,7 +483,8 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
     case ir::OpKind::Reduction: {
       NodeId x = n.operands[0];
       int pick = -1;
-      for (int c = int(groups.size()) - 1; c >= std::max(h, 0) && pick < 0; --c)
+      for (int c = int(groups.size()) - 1;
+           c >= std::max({h, floor + 1, 0}) && pick < 0; --c)
         if (is_kind(c, Kind::Reduction) && groups[c].dims == n.dims &&
             role_in(x, c) == Role::Full)
           pick = c;
@@ -471,6 +500,11 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
     case ir::OpKind::Shape: // computed by whichever kernel reduces those dims
       break;
     case ir::OpKind::Pointwise: {
+      if (floor >= 0 && h <= floor) { // reads a view made after group floor
+        home[id] = pointwise_beyond(floor);
+        role[id] = Role::Full;
+        break;
+      }
       if (h < 0) {
         role[id] = full ? Role::Full : Role::None;
         break;
@@ -519,8 +553,19 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
   std::vector<std::vector<NodeId>> roots(G + 1);
   KernelPlan plan;
   plan.kernel_of_node.assign(N, -1);
+  // A view's base, written by its group (the host makes the view).
+  auto write_base = [&](NodeId v) {
+    NodeId x = v;
+    while (ir::is_view(g.node(x).op))
+      x = g.node(x).operands[0];
+    if (g.node(x).op != Op::Input && !llvm::is_contained(roots[home[x]], x))
+      roots[home[x]].push_back(x);
+  };
   for (NodeId out : g.outputs) {
-    if (g.node(out).op == Op::Input)
+    if (ir::is_view(g.node(out).op)) {
+      plan.passthrough.push_back(out);
+      write_base(out);
+    } else if (g.node(out).op == Op::Input)
       plan.passthrough.push_back(out);
     else if (!llvm::is_contained(roots[home[out] < 0 ? G : home[out]], out))
       roots[home[out] < 0 ? G : home[out]].push_back(out);
@@ -537,6 +582,11 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
         work.pop_back();
         if (!members[c].insert(id).second || is_host_scalar(g, id))
           continue;
+        if (ir::is_view(g.node(id).op)) { // made by the host, read here
+          leaves[c].insert(id);
+          write_base(id);
+          continue;
+        }
         // Another group's value: read from memory, unless it is a full
         // pointwise value (not a GEMM's), recomputed here from what it is
         // made of (its group's reduced values, the arguments) rather than
@@ -603,7 +653,7 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
   }
   std::vector<NodeId> reductions;
   for (NodeId m : members) {
-    if (ir::is_product(g.node(m).op))
+    if (ir::is_product(g.node(m).op) || ir::is_view(g.node(m).op))
       return schedule_groups(g, members);
     if (ir::is_reduction(g.node(m).op))
       reductions.push_back(m);
@@ -628,6 +678,11 @@ void plan_in_place(const ir::Graph &g, const std::vector<int> &into,
   // as they were. Only calls without one write in place.
   for (const Kernel &k : plan.kernels)
     if (k.kind != Kernel::Kind::Pointwise)
+      return;
+  // A kernel writing through a tensor could change what a view of it
+  // reads (in another kernel, or this one at other elements).
+  for (const ir::Node &n : g.nodes)
+    if (ir::is_view(n.op))
       return;
   const int nk = int(plan.kernels.size());
   // Whether kernels a and b run in the same call: not the multi-output

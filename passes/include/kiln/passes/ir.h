@@ -12,6 +12,7 @@
 
 #include <kiln/dtype.h>
 #include <kiln/op_traits.h>
+#include <kiln/view_kind.h>
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/Hashing.h>
@@ -34,6 +35,7 @@ enum class Op : uint16_t {
                        formula, decomposition) Name,
 #define KILN_REDUCTION(Name, name, rule, identity, combine) Name,
 #define KILN_COMPOSITE(Name, name, arity, form, operands, decomposition) Name,
+#define KILN_VIEW(Name, name, arity, args) Name,
 #include <kiln/ops.def>
   // Operand 0 converted to the node's `cast_to` dtype (Tensor::to(DType)):
   // a pointwise op whose value is kiln::scalar::op_to's.
@@ -55,7 +57,9 @@ enum class Op : uint16_t {
 // Reduction: reduces operand 0 over `dims`. Composite: defined only by its
 // decomposition (decompose replaces it). Shape: a value computed from a
 // shape at run time (ReduceSize). Product: a matrix product (a library
-// GEMM, not generated code).
+// GEMM, not generated code). View: a layout op (kiln/ops.def's KILN_VIEW)
+// of operand 0, its integer arguments i64 scalar operands after it; the
+// host makes it, kernels read it through its strides.
 enum class OpKind : uint8_t {
   Argument,
   Constant,
@@ -63,7 +67,8 @@ enum class OpKind : uint8_t {
   Reduction,
   Composite,
   Shape,
-  Product
+  Product,
+  View
 };
 enum class TypeRule : uint8_t {
   None,
@@ -75,6 +80,7 @@ enum class TypeRule : uint8_t {
   INDEX,    // reduction: i64 index (argmax)
   CAST,     // to: the node's cast_to; to_like: operand 1's dtype
   PRODUCT,  // matmul, linear: the operands' one floating dtype
+  VIEW,     // a layout op: operand 0's dtype
   COMPOSITE // typed by its decomposition
 };
 
@@ -85,7 +91,7 @@ using CompositeForm = op_traits::Form;
 struct OpInfo {
   const char *name;      // KIR mnemonic ("add", "sin", "input", ...)
   const char *enum_name; // kiln::ir::Op's (and kiln::OpId's) spelling: "Add"
-  int arity;             // operand count (0 for arguments and constants)
+  int arity; // operand count (0 for arguments and constants); -1: one or more
   OpKind kind;
   TypeRule rule;
   uint8_t traits;                 // op_traits bits
@@ -104,6 +110,14 @@ inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; 
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
 inline bool is_composite(Op op) { return op_info(op).kind == OpKind::Composite; }
 inline bool is_product(Op op) { return op_info(op).kind == OpKind::Product; }
+inline bool is_view(Op op) { return op_info(op).kind == OpKind::View; }
+// Whether a node of `op` may have `n` operands.
+inline bool takes_operands(Op op, size_t n) {
+  int a = op_info(op).arity;
+  return a < 0 ? n >= 1 : n == size_t(a);
+}
+// The runtime's ViewKind of a layout op (the same kiln/ops.def entry).
+ViewKind view_kind(Op op);
 // The activations a GEMM's epilogue applies (cuBLASLt's relu and GELU;
 // kiln/gemm.h): decompose leaves them whole after a product, the scheduler
 // fuses them into it.

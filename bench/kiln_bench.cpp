@@ -264,6 +264,19 @@ int main(int argc, char **argv) {
                   (long long)K, (long long)K, (long long)H, (long long)K);
     run(o, {"MLP block (+residual)", s6, 2.0 * (2 * M * K + 2 * H * K + H + K), 0, 1e-2,
             [&] { return mlp_block(mx, w1, b1, w2, b2); }, 4.0 * M * H * K});
+    // Self-attention, unfused (B, T, C, H): the floor is the GEMMs' FLOPs.
+    const int64_t AB = o.quick ? 1 : 8, AT = o.quick ? 64 : 1024,
+                  AC = o.quick ? 64 : 1024, AH = o.quick ? 1 : 16;
+    Tensor ax = kiln::randn({AB, AT, AC}, kiln::bf16, d);
+    Tensor aqkv = (kiln::randn({3 * AC, AC}, kiln::f32, d) * (1.0 / std::sqrt(double(AC)))).to(kiln::bf16);
+    Tensor awo = (kiln::randn({AC, AC}, kiln::f32, d) * (1.0 / std::sqrt(double(AC)))).to(kiln::bf16);
+    char s8[96];
+    std::snprintf(s8, sizeof s8, "B=%lld T=%lld C=%lld H=%lld bf16", (long long)AB,
+                  (long long)AT, (long long)AC, (long long)AH);
+    run(o, {"self-attention (unfused)", s8,
+            2.0 * (2 * AB * AT * AC + 4 * AC * AC), 0, 2e-2,
+            [&] { return self_attention(ax, aqkv, awo, AH); },
+            2.0 * AB * AT * AC * 4 * AC + 4.0 * AB * AT * AT * AC});
     const int64_t S = o.quick ? 64 : 4096;
     Tensor fa = kiln::randn({S, S}, kiln::f32, d), fb = kiln::randn({S, S}, kiln::f32, d);
     char s7[64];

@@ -111,6 +111,16 @@ def mlp_block(x, w1, b1, w2, b2):
     return x + F.linear(F.gelu(F.linear(x, w1, b1), approximate="tanh"), w2, b2)
 
 
+def self_attention(x, wqkv, wo, H):
+    B, T, C = x.shape
+    q, k, v = F.linear(x, wqkv).split(C, dim=-1)
+    q = q.view(B, T, H, -1).transpose(1, 2)
+    k = k.view(B, T, H, -1).transpose(1, 2)
+    v = v.view(B, T, H, -1).transpose(1, 2)
+    p = torch.softmax((q @ k.transpose(-2, -1)) * 0.125, dim=-1)
+    return F.linear((p @ v).transpose(1, 2).reshape(B, T, C), wo)
+
+
 def layer_norm_gelu(x, w, b):
     return F.gelu(F.layer_norm(x, (x.shape[-1],), w, b, 1e-5), approximate="tanh")
 
@@ -257,6 +267,10 @@ def main():
     w2 = (torch.randn(K, H, device=dev) / math.sqrt(H)).bfloat16()
     b1, b2 = torch.randn(H, device=dev).bfloat16(), torch.randn(K, device=dev).bfloat16()
     run("MLP block (+residual)", mlp_block, (mx, w1, b1, w2, b2), reps)
+    ax = torch.randn(8, 1024, 1024, device=dev).bfloat16()
+    aqkv = (torch.randn(3 * 1024, 1024, device=dev) / math.sqrt(1024)).bfloat16()
+    awo = (torch.randn(1024, 1024, device=dev) / math.sqrt(1024)).bfloat16()
+    run("self-attention (unfused)", self_attention, (ax, aqkv, awo, 16), reps)
     fa, fb = torch.randn(4096, 4096, device=dev), torch.randn(4096, 4096, device=dev)
     run("matmul f32", matmul_plain, (fa, fb), reps)
     tx, ty = torch.randn(4096, device=dev), torch.randn(4096, device=dev)

@@ -123,6 +123,21 @@ using kiln::Tensor;
   return kiln::matmul(kiln::gelu(kiln::layer_norm(x, g, b, 1e-5), "tanh"), w);
 }
 
+// Self-attention as model code writes it, no fused attention kernel: the
+// qkv projection, heads split by views, scores through a transposed view,
+// softmax, the heads merged by a reshape, the output projection.
+[[kiln::compile]] Tensor self_attention(const Tensor &x, const Tensor &wqkv,
+                                        const Tensor &wo, int64_t H) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  Tensor qkv = kiln::linear(x, wqkv);
+  Tensor q = qkv.slice(-1, 0, C).view({B, T, H, -1}).transpose(1, 2);
+  Tensor k = qkv.slice(-1, C, 2 * C).view({B, T, H, -1}).transpose(1, 2);
+  Tensor v = qkv.slice(-1, 2 * C, 3 * C).view({B, T, H, -1}).transpose(1, 2);
+  Tensor p = kiln::softmax(kiln::matmul(q, k.transpose(-2, -1)) * 0.125, -1);
+  Tensor o = kiln::matmul(p, v).transpose(1, 2).reshape({B, T, C});
+  return kiln::linear(o, wo);
+}
+
 [[kiln::compile]] Tensor mlp_block(const Tensor &x, const Tensor &w1,
                                    const Tensor &b1, const Tensor &w2,
                                    const Tensor &b2) {

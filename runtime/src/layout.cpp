@@ -33,20 +33,6 @@ int64_t numel_of(const Dims &sizes) {
   return n;
 }
 
-bool is_contiguous(const Layout &l) {
-  if (numel_of(l.sizes) == 0)
-    return true;
-  int64_t expected = 1;
-  for (int d = l.sizes.rank() - 1; d >= 0; --d) {
-    if (l.sizes[d] == 1)
-      continue;
-    if (l.strides[d] != expected)
-      return false;
-    expected *= l.sizes[d];
-  }
-  return true;
-}
-
 // Replaces one -1 by the size that keeps numel; checks the element count.
 Dims infer_shape(Dims shape, int64_t numel, const char *fn) {
   int infer = -1;
@@ -113,11 +99,9 @@ std::optional<Dims> view_strides(const Dims &sizes, const Dims &strides,
 
 Dims dims_of(std::span<const int64_t> a) { return Dims(a); }
 
-void want_args(ViewKind k, std::span<const int64_t> args, size_t n,
-               const char *fn) {
+void want_args(std::span<const int64_t> args, size_t n, const char *fn) {
   if (args.size() != n)
     fail("%s: takes %zu integer arguments, not %zu", fn, n, args.size());
-  (void)k;
 }
 
 } // namespace
@@ -147,14 +131,14 @@ Layout view_layout(ViewKind kind, const Layout &in,
     return {shape, contiguous_strides(shape), 0};
   }
   case ViewKind::Contiguous:
-    want_args(kind, args, 0, fn);
-    if (is_contiguous(in))
+    want_args(args, 0, fn);
+    if (contiguous_layout(in.sizes, in.strides))
       return in;
     if (copies)
       *copies = true;
     return {in.sizes, contiguous_strides(in.sizes), 0};
   case ViewKind::Transpose: {
-    want_args(kind, args, 2, fn);
+    want_args(args, 2, fn);
     int d0 = detail::wrap_dim(int(args[0]), rank, fn);
     int d1 = detail::wrap_dim(int(args[1]), rank, fn);
     std::swap(out.sizes[d0], out.sizes[d1]);
@@ -178,7 +162,7 @@ Layout view_layout(ViewKind kind, const Layout &in,
     return out;
   }
   case ViewKind::Slice: {
-    want_args(kind, args, 4, fn);
+    want_args(args, 4, fn);
     int d = detail::wrap_dim(int(args[0]), rank, fn);
     int64_t start = args[1], end = args[2], step = args[3];
     if (step <= 0)
@@ -226,7 +210,7 @@ Layout view_layout(ViewKind kind, const Layout &in,
     return out;
   }
   case ViewKind::Unsqueeze: {
-    want_args(kind, args, 1, fn);
+    want_args(args, 1, fn);
     if (rank >= kMaxRank)
       fail("%s: a tensor of rank %d cannot gain a dim (maximum rank %d)", fn,
            rank, kMaxRank);
@@ -246,7 +230,7 @@ Layout view_layout(ViewKind kind, const Layout &in,
     return out;
   }
   case ViewKind::Squeeze: {
-    want_args(kind, args, 1, fn);
+    want_args(args, 1, fn);
     if (rank == 0)
       return in;
     int d = detail::wrap_dim(int(args[0]), rank, fn);

@@ -149,24 +149,27 @@ Tensor Tensor::make(Storage *s, int64_t offset, Dims sizes, Dims strides,
   return t;
 }
 
+bool contiguous_layout(const Dims &sizes, const Dims &strides) {
+  // As PyTorch: size-1 dims may have any stride; an empty tensor is contiguous.
+  for (int64_t s : sizes)
+    if (s == 0)
+      return true;
+  int64_t expected = 1;
+  for (int d = sizes.rank() - 1; d >= 0; --d) {
+    if (sizes[d] == 1)
+      continue;
+    if (strides[d] != expected)
+      return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
 void Tensor::recompute() {
   numel_ = 1;
   for (int64_t s : sizes_)
     numel_ *= s;
-  // As PyTorch: size-1 dims may have any stride; an empty tensor is contiguous.
-  contiguous_ = true;
-  if (numel_ == 0)
-    return;
-  int64_t expected = 1;
-  for (int d = sizes_.rank() - 1; d >= 0; --d) {
-    if (sizes_[d] == 1)
-      continue;
-    if (strides_[d] != expected) {
-      contiguous_ = false;
-      return;
-    }
-    expected *= sizes_[d];
-  }
+  contiguous_ = contiguous_layout(sizes_, strides_);
 }
 
 static void check_defined(const Tensor &t, const char *fn) {

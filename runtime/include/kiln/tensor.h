@@ -214,6 +214,8 @@ std::ostream &operator<<(std::ostream &os, Device d);
 
 // Row-major strides of a shape.
 Dims contiguous_strides(const Dims &sizes);
+// Whether (sizes, strides) is row-major contiguous (Tensor::is_contiguous).
+bool contiguous_layout(const Dims &sizes, const Dims &strides);
 
 // Factories.
 Tensor empty(Dims shape, DType dt = f32, Device dev = Device::cpu());

@@ -29,7 +29,7 @@ for src in $(grep -rl --include=*.cpp "REQUIRES:.*cuda-gpu" "$root"/test); do
 done
 cp "$build/bin/kiln_unit_tests" "$out/"
 cp "$build/lib/libkiln_torch.so" "$root/examples/dlpack_torch/kiln_torch.py" "$out/"
-cp "$build/lib/libkiln_rt.so" "$root/.bench/"
+cp "$build/lib/libkiln_rt.so" "$build/lib/libkiln_blas.so" "$root/.bench/"
 for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp/ {print $3}'); do
   cp -L "$lib" "$root/.bench/"
 done

@@ -1,10 +1,11 @@
 // The CPU half of rt::gemm: OpenBLAS's serial GEMMs (libkiln_blas.so, see
 // cpu_blas.h), one output block per task, the tasks spread over the
-// runtime's OpenMP threads, each block's epilogue (bias, beta * C, the
-// activation, the conversion to D's dtype) applied while it is in cache.
-// f16 and bf16 operands are converted to f32 first (Debian's OpenBLAS has
-// no half-precision GEMM: its cblas_sbgemm is not built), so they
-// accumulate in f32 and D is rounded once.
+// runtime's OpenMP threads when the archive is reentrant (else one task),
+// each block's epilogue (bias, beta * C, the activation, the conversion to
+// D's dtype) applied while it is in cache. f16 and bf16 operands are
+// converted to f32 first (Debian's OpenBLAS has no half-precision GEMM: its
+// cblas_sbgemm is not built), so they accumulate in f32 and D is rounded
+// once.
 #include "cpu_blas.h"
 #include "detail.h"
 #include "gemm_impl.h"
@@ -224,7 +225,10 @@ void run(const GemmArgs &g, const KilnBlasTable &blas) {
   w.use_c = g.c && g.beta != 0;
   w.direct = std::is_same_v<T, D_> && (!w.use_c || g.c == g.d);
 
-  int threads = omp_in_parallel() || blas.parallel ? 1 : omp_get_max_threads();
+  // A BLAS that is not reentrant serialises concurrent calls: one task.
+  int threads = omp_in_parallel() || blas.parallel || !blas.reentrant
+                    ? 1
+                    : omp_get_max_threads();
   double flops = 2.0 * double(g.batch) * double(g.m) * double(g.n) *
                  double(std::max<int64_t>(g.k, 1));
   if (flops < kMinParallelFlops)

@@ -1,6 +1,7 @@
 // kiln/kiln.h - everything a Kiln user includes.
 #pragma once
 
+#include <kiln/attention.h>
 #include <kiln/dtype.h>
 #include <kiln/interop.h>
 #include <kiln/matmul.h>

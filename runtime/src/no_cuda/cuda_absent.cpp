@@ -1,5 +1,6 @@
 // The CUDA side of a CPU-only libkiln_rt (built without nvcc): there is no
 // GPU to use, and every request for one says so.
+#include "../attention_impl.h"
 #include "../cuda_backend.h"
 #include "../detail.h"
 #include "../gemm_impl.h"
@@ -66,6 +67,11 @@ void cuda_reduce(const ReduceLaunch &l) {
 
 void cuda_gemm(const rt::GemmArgs &, Device dev) {
   fail("kiln::rt::gemm: %s (%s requested)", kWhy, dev.str().c_str());
+}
+
+void cuda_attention(const AttnArgs &a) {
+  fail("kiln::scaled_dot_product_attention: %s (%s requested)", kWhy,
+       a.device.str().c_str());
 }
 
 } // namespace kiln::detail

@@ -1,0 +1,48 @@
+// kiln/attention.h - scaled dot-product attention, eager on the CPU and
+// CUDA, with torch.nn.functional.scaled_dot_product_attention's semantics.
+#pragma once
+
+#include <kiln/export.h>
+#include <kiln/tensor.h>
+
+#include <optional>
+
+KILN_API_BEGIN
+namespace kiln {
+
+// softmax(q @ k^T * scale + bias) @ v, one fused kernel: the L x S scores
+// are never in memory (a flash-attention kernel on CUDA, rows of online
+// softmax on the CPU).
+//   q [..., Hq, L, E], k [..., Hkv, S, E], v [..., Hkv, S, Ev] -> out
+//   [..., Hq, L, Ev]: q, k and v of one floating dtype, on one device, of
+//   one rank >= 3 with equal batch dims ...; Hq a multiple of Hkv
+//   (grouped-query attention: query head h reads key/value head
+//   h / (Hq / Hkv), as torch's enable_gqa=True).
+//   attn_mask: undefined (none); b8 (true takes part, as torch); or of q's
+//   dtype, added to the scores. It broadcasts to [..., Hq, L, S].
+//   is_causal: query i attends to keys j <= i (top-left aligned, as torch);
+//   raises when attn_mask is also given (as torch).
+//   scale: 1 / sqrt(E) when not given.
+// A query row whose keys are all masked out is 0 (torch's math backend and
+// its flash kernels agree on that). f16/bf16 accumulate in f32; no TF32.
+Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
+                                    const Tensor &v,
+                                    const Tensor &attn_mask = Tensor(),
+                                    bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
+
+} // namespace kiln
+
+// For the code the plugin generates: a compiled function's attention
+// kernel is the eager op's (kiln::scaled_dot_product_attention).
+namespace kiln::gen {
+
+// The shape of scaled_dot_product_attention's result for operands of these
+// shapes (mask nullptr: none): false exactly where the eager op would raise
+// on the shapes or on a mask given with is_causal (the host code checks
+// before any launch; dtypes and devices are the variant's guards).
+bool attention_shape(const Dims &q, const Dims &k, const Dims &v,
+                     const Dims *mask, bool is_causal, Dims &out);
+
+} // namespace kiln::gen
+KILN_API_END

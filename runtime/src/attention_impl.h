@@ -1,0 +1,52 @@
+// attention_impl.h - the two halves of kiln::scaled_dot_product_attention
+// (kiln/attention.h) and what they share. attention.cpp checks the
+// operands, broadcasts the mask, flattens the batch dims and hands each
+// half one AttnArgs; the halves compute
+//
+//   out[b, h, i, :] = sum_j p[j] * v[b, h / G, j, :],
+//   p = softmax_j(scale * q[b, h, i, :] . k[b, h / G, j, :] + bias[b, h, i, j])
+//
+// (G = Hq / Hkv query heads share one key/value head), where bias is 0, the
+// additive mask, or -inf where a bool mask is false or (causal) j > i. A
+// row whose every bias is -inf is 0 (PyTorch's math backend's safe softmax
+// and its flash kernels agree on that). NaN in q, k, v or an additive mask
+// propagates to the rows it takes part in (a masked-out key's score is -inf
+// whatever k holds). f16/bf16/f32 compute in f32, f64 in f64.
+#pragma once
+
+#include <kiln/dtype.h>
+#include <kiln/tensor.h>
+
+#include <cstdint>
+
+namespace kiln::detail {
+
+struct AttnArgs {
+  DType dtype = DType::f32; // q, k, v and out
+  int64_t B = 0;            // flattened batch dims (>= 1 when called)
+  int64_t Hq = 0, Hkv = 0;  // heads; Hq % Hkv == 0
+  int64_t L = 0, S = 0;     // query and key/value lengths (L >= 1)
+  int64_t D = 0, Dv = 0;    // q/k head dim, v/out head dim
+  // Element pointers and strides in elements, dims [batch, head, row, col]
+  // (row: L for q, S for k and v). Any strides (0 included) are allowed.
+  const void *q = nullptr, *k = nullptr, *v = nullptr;
+  int64_t q_stride[4] = {}, k_stride[4] = {}, v_stride[4] = {};
+  // The result: contiguous [B, Hq, L, Dv], not aliasing the operands.
+  void *out = nullptr;
+  // The mask, broadcast to [B, Hq, L, S] (strides, 0 where broadcast), or
+  // nullptr. mask_bool: b8, true takes part; else additive, of `dtype`.
+  const void *mask = nullptr;
+  bool mask_bool = false;
+  int64_t m_stride[4] = {};
+  bool causal = false; // j > i is masked out (top-left aligned, as torch)
+  double scale = 1.0;
+  Device device;
+};
+
+// OpenMP over rows on the CPU (attention_cpu.cpp).
+void cpu_attention(const AttnArgs &a);
+// One launch on the device's current stream (cuda/attention.cu; in a
+// CPU-only build, no_cuda/cuda_absent.cpp says there is no GPU).
+void cuda_attention(const AttnArgs &a);
+
+} // namespace kiln::detail

@@ -1,0 +1,164 @@
+// Eager scaled dot-product attention (kiln/attention.h) against a float64
+// reference computed here with naive loops, on the CPU and CUDA (the twins
+// skip visibly without a GPU): ranks 2 to 5, batch dims no one stride
+// reaches, grouped-query heads, a value head dim unlike the query's, masks
+// broadcast from fewer dims, one launch per call, and eager's messages.
+#include "runtime_test_util.h"
+
+#include <kiln/attention.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+using namespace kiln;
+using namespace kt;
+
+namespace {
+
+// out[..., h, i, :] for operands of any rank >= 2 (batch dims equal), the
+// mask broadcast to the scores (undefined: none).
+Tensor reference(const Tensor &q0, const Tensor &k0, const Tensor &v0,
+                 const Tensor &m0, bool causal, std::optional<double> scale) {
+  auto f = [](const Tensor &t) {
+    return t.to(Device::cpu()).to(f64).contiguous();
+  };
+  Tensor q = f(q0), k = f(k0), v = f(v0);
+  const int r = q.dim();
+  const int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1),
+                Ev = v.size(-1), Hq = r >= 3 ? q.size(-3) : 1,
+                Hk = r >= 3 ? k.size(-3) : 1;
+  const int64_t B = q.numel() / (Hq * L * E);
+  Dims out_shape(q.sizes());
+  out_shape[r - 1] = Ev;
+  Dims scores(q.sizes());
+  scores[r - 1] = S;
+  Tensor m, madd;
+  if (m0.defined()) {
+    m = m0.to(Device::cpu()).expand(scores).contiguous();
+    if (m.dtype() != b8)
+      madd = m.to(f64).contiguous();
+  }
+  Tensor out = zeros(out_shape, f64);
+  const double sc = scale ? *scale : 1.0 / std::sqrt(double(E));
+  const double ninf = -std::numeric_limits<double>::infinity();
+  const double *qp = q.data<double>(), *kp = k.data<double>(),
+               *vp = v.data<double>();
+  double *op = out.data<double>();
+  std::vector<double> s(static_cast<size_t>(S));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < L; ++i) {
+        const int64_t hk = h / (Hq / Hk);
+        double mx = ninf;
+        for (int64_t j = 0; j < S; ++j) {
+          double d = 0;
+          for (int64_t e = 0; e < E; ++e)
+            d += qp[((b * Hq + h) * L + i) * E + e] *
+                 kp[((b * Hk + hk) * S + j) * E + e];
+          s[j] = d * sc;
+          const int64_t mi = ((b * Hq + h) * L + i) * S + j;
+          if (m.defined())
+            s[j] = m.dtype() == b8 ? (m.data<bool>()[mi] ? s[j] : ninf)
+                                   : s[j] + madd.data<double>()[mi];
+          if (causal && j > i)
+            s[j] = ninf;
+          mx = std::max(mx, s[j]);
+        }
+        if (mx == ninf)
+          continue; // every key masked out: 0
+        double sum = 0;
+        for (int64_t j = 0; j < S; ++j)
+          sum += (s[j] = std::exp(s[j] - mx));
+        for (int64_t j = 0; j < S; ++j)
+          for (int64_t e = 0; e < Ev; ++e)
+            op[((b * Hq + h) * L + i) * Ev + e] +=
+                s[j] / sum * vp[((b * Hk + hk) * S + j) * Ev + e];
+      }
+  return out;
+}
+
+class Attention : public DeviceTest {
+protected:
+  Tensor randn_(Dims s, DType t = f32) {
+    return randn(s, f32).to(t).to(dev());
+  }
+  // Within the dtype's tolerance of the reference (relative to its largest
+  // magnitude): f16/bf16 probabilities are rounded for the second product.
+  void expect_close(const Tensor &got, const Tensor &want,
+                    const std::string &what) {
+    ASSERT_EQ(got.sizes(), want.sizes()) << what;
+    const double tol = got.dtype() == f64   ? 1e-10
+                       : got.dtype() == f32 ? 2e-5
+                                            : 2e-2;
+    Tensor g = got.to(Device::cpu()).to(f64);
+    const double scale = std::max(1.0, amax(abs(want)).item<double>());
+    EXPECT_LE(amax(abs(g - want)).item<double>() / scale, tol)
+        << what << " [" << dtype_name(got.dtype()) << "]";
+  }
+};
+
+TEST_P(Attention, RanksLayoutsAndHeads) {
+  manual_seed(1);
+  for (DType t : {f32, f64, bf16, f16}) {
+    // Rank 2 (one head), rank 3 (heads), rank 5 (two batch dims).
+    Tensor q2 = randn_({9, 16}, t), k2 = randn_({12, 16}, t);
+    expect_close(scaled_dot_product_attention(q2, k2, k2),
+                 reference(q2, k2, k2, Tensor(), false, std::nullopt), "rank 2");
+    Tensor q3 = randn_({3, 9, 16}, t), k3 = randn_({3, 12, 16}, t);
+    expect_close(scaled_dot_product_attention(q3, k3, k3, Tensor(), true),
+                 reference(q3, k3, k3, Tensor(), true, std::nullopt),
+                 "rank 3, causal");
+    // Batch dims no one stride reaches (a permuted batch) are copied.
+    Tensor q5 = randn_({3, 2, 4, 7, 32}, t).transpose(0, 1); // [2, 3, 4, 7, 32]
+    Tensor k5 = randn_({2, 3, 4, 10, 32}, t), v5 = randn_({2, 3, 4, 10, 32}, t);
+    Tensor m5 = randn_({3, 1, 1, 10}, t); // broadcast over 5 dims
+    expect_close(scaled_dot_product_attention(q5, k5, v5, m5, false, 0.3),
+                 reference(q5, k5, v5, m5, false, 0.3), "rank 5, permuted batch");
+    // Grouped-query heads (6 over 2), v's head dim unlike q's.
+    Tensor qg = randn_({2, 6, 11, 40}, t), kg = randn_({2, 2, 13, 40}, t),
+           vg = randn_({2, 2, 13, 24}, t);
+    Tensor bm = (randn({11, 13}) > -0.5).to(dev());
+    Tensor r = scaled_dot_product_attention(qg, kg, vg, bm);
+    EXPECT_EQ(r.sizes(), (Dims{2, 6, 11, 24}));
+    expect_close(r, reference(qg, kg, vg, bm, false, std::nullopt),
+                 "grouped-query heads, bool mask, Ev != E");
+    // No keys: 0.
+    Tensor k0 = randn_({2, 6, 0, 40}, t), v0 = randn_({2, 6, 0, 24}, t);
+    Tensor z = scaled_dot_product_attention(qg, k0, v0).to(Device::cpu()).to(f64);
+    EXPECT_EQ(amax(abs(z)).item<double>(), 0.0);
+  }
+}
+
+TEST_P(Attention, OneLaunchPerCall) {
+  Tensor q = randn_({2, 4, 64, 64}, bf16), k = randn_({2, 4, 80, 64}, bf16);
+  reset_stats();
+  Tensor o = scaled_dot_product_attention(q, k, k, Tensor(), true);
+  EXPECT_EQ(stats().kernel_launches, 1u);
+  expect_close(o, reference(q, k, k, Tensor(), true, std::nullopt), "flash shape");
+}
+
+TEST_P(Attention, RefusesWhatTorchRefuses) {
+  Tensor q = randn_({2, 4, 8, 16}), k = randn_({2, 4, 9, 16});
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q, k, k, randn_({8, 9}), true),
+                    "an explicit attn_mask and is_causal=true were both given");
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q, randn_({2, 4, 9, 8}), k),
+                    "differ in their last dim (the embedding E)");
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q, randn_({2, 3, 9, 16}),
+                                                 randn_({2, 3, 9, 16})),
+                    "the query's heads must be a multiple of the key's");
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q, k, randn_({2, 4, 7, 16})),
+                    "differ in their length (dim -2)");
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q, k, k, randn_({3, 9})),
+                    "does not broadcast to the scores' shape");
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q, k, k, randn_({8, 9}, f64)),
+                    "attn_mask has dtype f64: it must be b8 or the query's dtype");
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q, k.to(bf16), k),
+                    "they must have one dtype");
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q.to(i32), k, k),
+                    "attention takes f32, f16, bf16 or f64");
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Attention, KT_DEVICES);
+
+} // namespace

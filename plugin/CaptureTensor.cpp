@@ -288,6 +288,9 @@ std::optional<Value> Capturer::kiln_call(const CallExpr *c,
     if (std::optional<ir::Op> r = ir::op_from_name(callee->getName());
         r && ir::is_product(*r))
       return product(c, *r);
+  if (callee->getIdentifier() &&
+      callee->getName() == "scaled_dot_product_attention")
+    return attention(c);
   std::optional<ir::Op> op = op_for_callee(callee, c->getNumArgs());
   unsigned num_operands = c->getNumArgs();
   if (op == ir::Op::Gelu && num_operands == 2) {
@@ -359,6 +362,88 @@ std::optional<Value> Capturer::product(const CallExpr *c, ir::Op op) {
     operands.push_back(*v);
   }
   ir::NodeId r = add_op(op, operands, c->getExprLoc());
+  return Value::tensor(r, fresh_storage());
+}
+
+// scaled_dot_product_attention(q, k, v, attn_mask, is_causal, scale): a
+// graph op the runtime's fused kernel runs (kiln/attention.h). An undefined
+// mask is a constant, chosen per call by a specialisation on
+// `mask.defined()` as linear's bias; is_causal is a bool (a constant or a
+// host value); scale a double or std::nullopt (1/sqrt(E), the op's).
+std::optional<Value> Capturer::attention(const CallExpr *c) {
+  if (c->getNumArgs() != 6)
+    return fail_value(c->getExprLoc(), "this form of " +
+                                           quoted(c->getDirectCallee()) +
+                                           " is not supported yet");
+  // Sees through default arguments, temporaries and implicit conversions.
+  auto peel = [](const Expr *e) {
+    while (true) {
+      e = strip_noop(e, true, true);
+      if (const auto *d = dyn_cast<CXXDefaultArgExpr>(e))
+        e = d->getExpr();
+      else if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
+        e = m->getSubExpr();
+      else if (const auto *b = dyn_cast<CXXBindTemporaryExpr>(e))
+        e = b->getSubExpr();
+      else if (const auto *w = dyn_cast<ExprWithCleanups>(e))
+        e = w->getSubExpr();
+      else if (const auto *f = dyn_cast<CastExpr>(e);
+               f && f->getCastKind() == CK_ConstructorConversion)
+        e = f->getSubExpr();
+      else
+        return e;
+    }
+  };
+  llvm::SmallVector<ir::NodeId, 6> operands;
+  for (unsigned i = 0; i < 3; ++i) {
+    std::optional<ir::NodeId> v = operand(c->getArg(i));
+    if (!v)
+      return std::nullopt;
+    operands.push_back(*v);
+  }
+  std::optional<bool> present = optional_tensor(c->getArg(3));
+  if (!present)
+    return std::nullopt;
+  if (!*present) {
+    operands.push_back(
+        st.b.constant(-0.0, DType::f64, loc(c->getArg(3)->getBeginLoc())));
+    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+  } else {
+    std::optional<ir::NodeId> m = operand(c->getArg(3));
+    if (!m)
+      return std::nullopt;
+    operands.push_back(*m);
+  }
+  std::optional<ir::NodeId> causal = operand(peel(c->getArg(4)));
+  if (!causal)
+    return std::nullopt;
+  operands.push_back(*causal);
+  // scale: std::optional<double>, made from std::nullopt or from a number.
+  const Expr *s = peel(c->getArg(5));
+  if (const auto *ce = dyn_cast<CXXConstructExpr>(s)) {
+    const Expr *inner =
+        ce->getNumArgs() == 1 ? peel(ce->getArg(0)) : nullptr;
+    const bool none =
+        ce->getNumArgs() == 0 ||
+        (inner && inner->getType().getAsString().find("nullopt_t") !=
+                      std::string::npos);
+    if (!none) {
+      if (!inner || !inner->getType()->isArithmeticType())
+        return fail_value(c->getArg(5)->getBeginLoc(),
+                          "attention's scale must be a number or "
+                          "std::nullopt (a std::optional<double> variable is "
+                          "not supported yet)");
+      std::optional<ir::NodeId> sc = operand(inner);
+      if (!sc)
+        return std::nullopt;
+      operands.push_back(*sc);
+    }
+  } else
+    return fail_value(c->getArg(5)->getBeginLoc(),
+                      "attention's scale must be a number or std::nullopt "
+                      "(a std::optional<double> variable is not supported "
+                      "yet)");
+  ir::NodeId r = add_op(ir::Op::Attention, operands, c->getExprLoc());
   return Value::tensor(r, fresh_storage());
 }
 

@@ -177,6 +177,16 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
          << ");\n";
       continue;
     }
+    if (n.op == Op::Attention) { // a scalar mask operand: none
+      os << "kiln::scaled_dot_product_attention(" << a(0) << ", " << a(1)
+         << ", " << a(2) << ", "
+         << (types[n.operands[3]].scalar ? std::string("kiln::Tensor()") : a(3))
+         << ", bool(" << a(4) << ")";
+      if (n.operands.size() == 6)
+        os << ", double(" << a(5) << ")";
+      os << ");\n";
+      continue;
+    }
     std::string fn = std::string("kiln::") + info.name;
     std::string dim = n.dims.empty() ? "" : std::to_string(n.dims[0]);
     std::string keep = n.keepdim ? "true" : "false";
@@ -235,7 +245,7 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
   hs << "// ---- '" << spec.user_name
      << "' with backend=eager: the captured graph, one eager op per node "
         "----\n"
-     << "#include <kiln/matmul.h>\n#include <kiln/ops.h>\n\n"
+     << "#include <kiln/attention.h>\n#include <kiln/matmul.h>\n#include <kiln/ops.h>\n\n"
      << "bool " << spec.symbol << "(" << params << ") __asm__(\"" << spec.symbol
      << "\");\n"
      << "bool " << spec.symbol << "(" << params << ") {\n"

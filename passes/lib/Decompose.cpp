@@ -178,7 +178,7 @@ bool product_activation(const Graph &g, const Node &n) {
     return false;
   std::function<bool(NodeId, int)> from_product = [&](NodeId id, int adds) {
     const Node &x = g.node(id);
-    if (is_product(x.op))
+    if (is_gemm(x.op))
       return true;
     return x.op == Op::Add && adds < 2 &&
            (from_product(x.operands[0], adds + 1) ||

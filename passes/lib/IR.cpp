@@ -50,6 +50,8 @@ const OpInfo kOpInfo[] = {
      CompositeForm::None, "a, b", ""},
     {"linear", "Linear", 3, OpKind::Product, TypeRule::PRODUCT, 0, NONE, "",
      CompositeForm::None, "x, w, b", ""},
+    {"attention", "Attention", -1, OpKind::Product, TypeRule::PRODUCT, 0, NONE,
+     "", CompositeForm::None, "q, k, v, mask, is_causal, scale", ""},
 };
 #undef NONE
 static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOps,
@@ -223,8 +225,8 @@ NodeId GraphBuilder::op(Op op, llvm::ArrayRef<NodeId> operands, Loc loc,
 NodeId GraphBuilder::add(Node n) {
   const OpInfo &info = op_info(n.op);
   if (!takes_operands(n.op, n.operands.size()))
-    misuse(std::string("'") + info.name + "' takes " +
-           std::to_string(info.arity) + " operands, got " +
+    misuse(std::string("'") + info.name + "' takes " + arity_text(n.op) +
+           " operands, got " +
            std::to_string(n.operands.size()));
   NodeId id = (NodeId)g_.nodes.size();
   for (NodeId o : n.operands)
@@ -244,8 +246,8 @@ std::string verify(const Graph &g) {
       return where(id) + "invalid op";
     const OpInfo &info = op_info(n.op);
     if (!takes_operands(n.op, n.operands.size()))
-      return where(id) + "'" + info.name + "' takes " +
-             std::to_string(info.arity) + " operands, has " +
+      return where(id) + "'" + info.name + "' takes " + arity_text(n.op) +
+             " operands, has " +
              std::to_string(n.operands.size());
     for (NodeId o : n.operands)
       if (o < 0 || o >= id)

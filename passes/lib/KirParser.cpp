@@ -459,7 +459,7 @@ private:
     }
     if (!takes_operands(*op, operands.size()))
       return fail(mnemonic, "'" + mnemonic.text + "' takes " +
-                                std::to_string(info.arity) + " operand" +
+                                arity_text(*op) + " operand" +
                                 (info.arity == 1 ? "" : "s") + ", got " +
                                 std::to_string(operands.size()));
     llvm::SmallVector<int64_t, 2> dims;

@@ -244,10 +244,59 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
   return Type::tensor(result_dtype(n.op, {x}), reduced);
 }
 
+// attention(q, k, v, mask, is_causal[, scale]) (kiln/attention.h): q, k, v
+// of one floating dtype and one rank >= 2; the result is q's shape with v's
+// last dim. What only run-time sizes tell (heads, lengths, the mask's
+// broadcast) the host checks before launching (kiln::gen::attention_shape).
+llvm::Expected<Type> infer_attention(const Graph &g, const Node &n, Fail fail) {
+  const Type &q = g.node(n.operands[0]).type, &k = g.node(n.operands[1]).type,
+             &v = g.node(n.operands[2]).type, &m = g.node(n.operands[3]).type;
+  const char *names[] = {"query", "key", "value"};
+  for (int i = 0; i < 3; ++i) {
+    const Type &t = g.node(n.operands[i]).type;
+    if (t.scalar)
+      return fail(std::string("'attention' needs a tensor ") + names[i] +
+                  ", not a weak scalar");
+    if (!is_floating(t.dtype))
+      return fail(std::string("'attention' needs floating tensors, not ") +
+                  names[i] + " of " + dtype_name(t.dtype));
+    if (t.dtype != q.dtype)
+      return fail(std::string("'attention' needs one dtype, not query of ") +
+                  dtype_name(q.dtype) + " and " + names[i] + " of " +
+                  dtype_name(t.dtype));
+  }
+  if (m.scalar ? g.node(n.operands[3]).op != Op::Constant
+               : m.dtype != DType::b8 && m.dtype != q.dtype)
+    return fail(std::string("'attention''s mask must be a b8 tensor or one "
+                            "of the query's dtype (") +
+                dtype_name(q.dtype) + "), or a constant for none, not " +
+                to_string(m));
+  for (size_t i = 4; i < n.operands.size(); ++i)
+    if (!g.node(n.operands[i]).type.scalar)
+      return fail(std::string("'attention''s ") +
+                  (i == 4 ? "is_causal" : "scale") +
+                  " must be a host scalar, not a tensor");
+  if (!q.shape.ranked)
+    return Type::tensor(q.dtype);
+  for (const Type *t : {&q, &k, &v})
+    if (t->shape.ranked &&
+        (t->shape.dims.size() < 2 || t->shape.dims.size() != q.shape.dims.size()))
+      return fail("'attention' needs query, key and value of one rank >= 2, "
+                  "not " + to_string(q) + ", " + to_string(k) + " and " +
+                  to_string(v));
+  if (!v.shape.ranked)
+    return Type::tensor(q.dtype);
+  llvm::SmallVector<SymDim, 4> out(q.shape.dims.begin(), q.shape.dims.end());
+  out.back() = v.shape.dims.back();
+  return Type::tensor(q.dtype, Shape::ranked_dims(out));
+}
+
 // matmul(a, b) and linear(x, w, b) with torch's shape rules: one floating
 // dtype, the contracted extents equal where known, batch dims broadcast.
 llvm::Expected<Type> infer_product(const Graph &g, const Node &n, Fail fail,
                                    std::vector<std::string> *assumptions) {
+  if (n.op == Op::Attention)
+    return infer_attention(g, n, fail);
   const std::string op = std::string("'") + op_info(n.op).name + "'";
   const Type &a = g.node(n.operands[0]).type, &b = g.node(n.operands[1]).type;
   for (const Type *t : {&a, &b}) {

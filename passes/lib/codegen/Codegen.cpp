@@ -177,9 +177,10 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   std::string dts;
   for (const Variant &v : variants)
     dts += (dts.empty() ? "" : ", ") + std::string(dtype_name(v.dtype));
-  size_t nk = v0.plan.launched(), gemms = 0;
+  size_t nk = v0.plan.launched(), gemms = 0, attns = 0;
   for (const sched::Kernel &k : v0.plan.kernels)
-    gemms += k.kind == sched::Kernel::Kind::Product;
+    if (k.kind == sched::Kernel::Kind::Product)
+      ++(ir::is_gemm(v0.graph.node(k.product).op) ? gemms : attns);
   std::string apart =
       v0.plan.fused < 0
           ? ""
@@ -200,6 +201,14 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                                    : gemms == 1 ? "one is a library GEMM"
                                                 : std::to_string(gemms) +
                                                       " are library GEMMs") +
+                                  ")"
+                            : "") +
+                     (attns ? std::string(" (") +
+                                  (attns == nk ? (nk == 1 ? "an attention kernel"
+                                                          : "all attention kernels")
+                                   : attns == 1 ? "one is an attention kernel"
+                                                : std::to_string(attns) +
+                                                      " are attention kernels") +
                                   ")"
                             : "") +
                      " (" + dts + "; " +
@@ -238,6 +247,20 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
       if (k.kind != sched::Kernel::Kind::Product)
         continue;
       const ir::Node &pn = g.node(k.product);
+      if (pn.op == ir::Op::Attention) {
+        const ir::Node &mask = g.node(pn.operands[3]);
+        fc.remarks.push_back(
+            {pn.loc.valid() ? pn.loc : spec.loc,
+             "scaled_dot_product_attention is one fused attention kernel (a "
+             "flash-attention kernel on CUDA; on the CPU, rows of online "
+             "softmax): the scores are not written to memory; mask: " +
+                 (mask.type.scalar ? std::string("none")
+                                   : operand_name(g, pn.operands[3]) +
+                                         (mask.type.dtype == DType::b8
+                                              ? " (bool)"
+                                              : " (added to the scores)"))});
+        continue;
+      }
       std::string m = std::string(ir::op_info(pn.op).name) +
                       " is a library GEMM (cuBLASLt on CUDA, OpenBLAS on the "
                       "CPU)";
@@ -307,6 +330,7 @@ std::string host_translation_unit(const std::vector<FunctionCode> &fns,
      << ": guards, launches, fused CPU loops.\n"
         "// Rebuild instead of editing.\n"
         "#include <kiln/generated.h>\n"
+        "#include <kiln/attention.h>\n"
         "#include <kiln/matmul.h>\n"
         "#include <kiln/rt.h>\n"
         "#include <kiln/scalar.h>\n\n"

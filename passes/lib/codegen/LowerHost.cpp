@@ -336,9 +336,45 @@ struct Host {
                                   : "kiln::gen::Product::Matmul");
   }
 
+  // A host scalar operand's value: a literal, an argument, or the variable
+  // the host computed it in.
+  Expr host_scalar(NodeId id) const {
+    const ir::Node &n = g.node(id);
+    if (n.op == Op::Constant)
+      return lit(literal(n.constant, n.type.dtype));
+    return n.op == Op::ScalarInput ? arg_of(g, id) : value_var(id);
+  }
+
+  // Attention's result shape: the operands fit and the mask broadcasts to
+  // the scores (eager raises otherwise: its original body runs).
+  void attention_space(size_t ki, const sched::Kernel &k) {
+    const std::string shape = "shape" + std::to_string(ki);
+    const ir::Node &pn = g.node(k.product);
+    const bool masked = !g.node(pn.operands[3]).type.scalar;
+    body.push_back(decl("", "kiln::Dims", shape));
+    std::string ops = operand_name(g, pn.operands[0]) + ", " +
+                      operand_name(g, pn.operands[1]) + " and " +
+                      operand_name(g, pn.operands[2]);
+    body.push_back(fail_if(
+        lnot(call("kiln::gen::attention_shape",
+                  {sizes_of(pn.operands[0]), sizes_of(pn.operands[1]),
+                   sizes_of(pn.operands[2]),
+                   masked ? addr(sizes_of(pn.operands[3])) : nm("nullptr"),
+                   call("bool", {host_scalar(pn.operands[4])}), nm(shape)})),
+        kernel_label(ki) + "the shapes of " + ops +
+            " fit attention" +
+            (masked ? ", and the mask " + operand_name(g, pn.operands[3]) +
+                          " broadcasts to the scores"
+                    : std::string()),
+        "the shapes of " + ops + " do not fit attention" +
+            (masked ? ", or the mask does not broadcast to the scores" : "")));
+  }
+
   void product_space(size_t ki, const sched::Kernel &k) {
     const std::string shape = "shape" + std::to_string(ki);
     const ir::Node &pn = g.node(k.product);
+    if (pn.op == Op::Attention)
+      return attention_space(ki, k);
     const bool linear = pn.op == Op::Linear;
     body.push_back(decl("", "kiln::Dims", shape));
     std::vector<Expr> addends;
@@ -543,6 +579,23 @@ struct Host {
   // (kiln::gen::product).
   void launch_product(int ki, const sched::Kernel &k) {
     const ir::Node &pn = g.node(k.product);
+    if (pn.op == Op::Attention) {
+      body.push_back(comment("kernel " + std::to_string(ki) +
+                             ": attention (the runtime's fused kernel)"));
+      std::vector<Expr> args;
+      for (int i = 0; i < 3; ++i)
+        args.push_back(tensor_of(g, pn.operands[i]));
+      args.push_back(g.node(pn.operands[3]).type.scalar
+                         ? call("kiln::Tensor", {})
+                         : tensor_of(g, pn.operands[3]));
+      args.push_back(call("bool", {host_scalar(pn.operands[4])}));
+      if (pn.operands.size() == 6)
+        args.push_back(call("double", {host_scalar(pn.operands[5])}));
+      body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, k.outputs[0])),
+                          call("kiln::scaled_dot_product_attention",
+                               std::move(args))));
+      return;
+    }
     std::string what = "kernel " + std::to_string(ki) + ": " +
                        ir::op_info(pn.op).name + " (a library GEMM)";
     if (k.act >= 0)

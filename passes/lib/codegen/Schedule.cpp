@@ -408,6 +408,8 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       if (!is_kind(home[p], Kind::Product))
         continue;
       Group &gr = groups[home[p]];
+      if (!ir::is_gemm(g.node(gr.product).op)) // attention has no epilogue
+        return false;
       if (gr.tail != p || uses[p] != 1 || gr.act >= 0 ||
           n.type.dtype != g.node(p).type.dtype || n.type.scalar)
         return false;
@@ -620,6 +622,14 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       for (NodeId extra : {gr.bias, gr.addend})
         if (extra >= 0)
           k.inputs.push_back(extra);
+      if (pn.op == Op::Attention) { // v, the mask; is_causal and scale
+        k.inputs.push_back(pn.operands[2]);
+        if (!g.node(pn.operands[3]).type.scalar)
+          k.inputs.push_back(pn.operands[3]);
+        for (size_t i = 4; i < pn.operands.size(); ++i)
+          if (g.node(pn.operands[i]).op != Op::Constant)
+            k.scalars.push_back(pn.operands[i]);
+      }
       for (NodeId m : members[c])
         if (home[m] == c)
           k.nodes.push_back(m);
@@ -752,12 +762,27 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
     if (k.kind == Kernel::Kind::Product) {
       const ir::Node &pn = g.node(k.product);
+      const bool gemm = ir::is_gemm(pn.op);
       os << "kernel " << ki << ": " << ir::op_info(pn.op).name << " "
-         << value_name(pn.operands[0]) << ", " << value_name(pn.operands[1])
-         << " (a library GEMM)";
+         << value_name(pn.operands[0]) << ", " << value_name(pn.operands[1]);
+      if (!gemm)
+        os << ", " << value_name(pn.operands[2]);
+      os << (gemm ? " (a library GEMM)" : " (the runtime's fused attention)");
       std::string l = loc_str(pn.loc);
       if (!l.empty())
         os << "    (" << l << ")";
+      if (!gemm) {
+        const ir::Node &mask = g.node(pn.operands[3]);
+        os << "\n  mask: "
+           << (mask.type.scalar ? std::string("none")
+                                : value_name(pn.operands[3]) + " (" +
+                                      (mask.type.dtype == DType::b8
+                                           ? "b8, false masks out"
+                                           : "added to the scores") +
+                                      ")")
+           << "\n  writes " << value_name(k.outputs[0]) << "\n";
+        continue;
+      }
       os << "\n  epilogue:";
       if (k.bias < 0 && k.addend < 0 && k.act < 0)
         os << " none";

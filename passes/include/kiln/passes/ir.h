@@ -52,12 +52,17 @@ enum class Op : uint16_t {
   // linear(x, w, b) (x @ w^T + b; b a constant when there is none).
   Matmul,
   Linear,
+  // Scaled dot-product attention, run by the runtime's fused kernel
+  // (kiln/attention.h): attention(q, k, v, mask, is_causal[, scale]). mask
+  // is a tensor or a scalar constant for none; is_causal an i64/b8 host
+  // scalar; scale an f64 host scalar, 1/sqrt(E) when absent.
+  Attention,
 };
 
 // Reduction: reduces operand 0 over `dims`. Composite: defined only by its
 // decomposition (decompose replaces it). Shape: a value computed from a
 // shape at run time (ReduceSize). Product: a matrix product (a library
-// GEMM, not generated code). View: a layout op (kiln/ops.def's KILN_VIEW)
+// GEMM, not generated code) or attention (the runtime's fused kernel). View: a layout op (kiln/ops.def's KILN_VIEW)
 // of operand 0, its integer arguments i64 scalar operands after it; the
 // host makes it, kernels read it through its strides.
 enum class OpKind : uint8_t {
@@ -79,7 +84,7 @@ enum class TypeRule : uint8_t {
   SUM,      // reduction: integers and bools accumulate to i64
   INDEX,    // reduction: i64 index (argmax)
   CAST,     // to: the node's cast_to; to_like: operand 1's dtype
-  PRODUCT,  // matmul, linear: the operands' one floating dtype
+  PRODUCT,  // matmul, linear, attention: the operands' one floating dtype
   VIEW,     // a layout op: operand 0's dtype
   COMPOSITE // typed by its decomposition
 };
@@ -110,11 +115,22 @@ inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; 
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
 inline bool is_composite(Op op) { return op_info(op).kind == OpKind::Composite; }
 inline bool is_product(Op op) { return op_info(op).kind == OpKind::Product; }
+// A GEMM (matmul, linear): a product with an epilogue.
+inline bool is_gemm(Op op) { return op == Op::Matmul || op == Op::Linear; }
 inline bool is_view(Op op) { return op_info(op).kind == OpKind::View; }
 // Whether a node of `op` may have `n` operands.
 inline bool takes_operands(Op op, size_t n) {
+  if (op == Op::Attention)
+    return n == 5 || n == 6;
   int a = op_info(op).arity;
   return a < 0 ? n >= 1 : n == size_t(a);
+}
+// How many operands op takes, for messages: "2", "5 or 6", "1 or more".
+inline std::string arity_text(Op op) {
+  if (op == Op::Attention)
+    return "5 or 6";
+  int a = op_info(op).arity;
+  return a < 0 ? "1 or more" : std::to_string(a);
 }
 // The runtime's ViewKind of a layout op (the same kiln/ops.def entry).
 ViewKind view_kind(Op op);

@@ -1,0 +1,259 @@
+// The cases of test/plugin/capture/exec-attention*.cpp: scaled dot-product
+// attention (kiln/attention.h) inside compiled functions: one fused kernel
+// (the runtime's), its operands views or values other kernels wrote. Each
+// case runs compiled and eager, and its result is compared with a float64
+// reference written as the math (q @ k^T * scale + bias, softmax, @ v): the
+// compiled call runs the eager op's kernel, so the reference is what checks
+// the kernel itself.
+#pragma once
+
+#include "capture_compare.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+using kiln::Tensor;
+
+COMPILE Tensor sdpa(const Tensor &q, const Tensor &k, const Tensor &v) {
+  return kiln::scaled_dot_product_attention(q, k, v);
+}
+
+COMPILE Tensor sdpa_causal(const Tensor &q, const Tensor &k, const Tensor &v) {
+  return kiln::scaled_dot_product_attention(q, k, v, Tensor(), true);
+}
+
+// A mask of either kind (bool or additive), or none: the compiled code is
+// specialised on m.defined(), chosen per call by a guard.
+COMPILE Tensor sdpa_masked(const Tensor &q, const Tensor &k, const Tensor &v,
+                           const Tensor &m) {
+  return kiln::scaled_dot_product_attention(q, k, v, m);
+}
+
+// A bool mask made in the function (a comparison kernel writes it; a b8
+// tensor argument would fail the variant's dtype guard: every tensor
+// argument has the variant's dtype).
+COMPILE Tensor sdpa_bool(const Tensor &q, const Tensor &k, const Tensor &v,
+                         const Tensor &u) {
+  return kiln::scaled_dot_product_attention(q, k, v, u > 0.5);
+}
+
+// A scale given at run time, and one given as a literal.
+COMPILE Tensor sdpa_scaled(const Tensor &q, const Tensor &k, const Tensor &v,
+                           double s) {
+  return kiln::scaled_dot_product_attention(q, k, v, Tensor(), false, s) +
+         kiln::scaled_dot_product_attention(q, k, v, Tensor(), false, 0.25);
+}
+
+// Work around it: q scaled by a pointwise kernel, the attention, then a
+// residual add: three kernels.
+COMPILE Tensor sdpa_around(const Tensor &q, const Tensor &k, const Tensor &v,
+                           const Tensor &r) {
+  Tensor o = kiln::scaled_dot_product_attention(q * 1.5, k, v, Tensor(), true);
+  return o + r;
+}
+
+// Self-attention as model code writes it, with grouped-query heads: q, k
+// and v projected, split into heads by views (the attention reads them
+// through their strides), causal attention, heads merged, projected.
+COMPILE Tensor gqa_block(const Tensor &x, const Tensor &wq, const Tensor &wk,
+                         const Tensor &wv, const Tensor &wo, int64_t H,
+                         int64_t Hkv) {
+  const int64_t B = x.size(0), T = x.size(1);
+  Tensor q = kiln::linear(x, wq).view({B, T, H, -1}).transpose(1, 2);
+  Tensor k = kiln::linear(x, wk).view({B, T, Hkv, -1}).transpose(1, 2);
+  Tensor v = kiln::linear(x, wv).view({B, T, Hkv, -1}).transpose(1, 2);
+  Tensor o = kiln::scaled_dot_product_attention(q, k, v, Tensor(), true);
+  return kiln::linear(o.transpose(1, 2).reshape({B, T, -1}), wo);
+}
+
+// Eager raises on a mask given with is_causal: so does the compiled call.
+COMPILE Tensor sdpa_both(const Tensor &q, const Tensor &k, const Tensor &v,
+                         const Tensor &m) {
+  return kiln::scaled_dot_product_attention(q, k, v, m, true);
+}
+
+namespace attention_cases {
+
+// The float64 reference, written as the math (eager ops, float64, CPU).
+inline Tensor reference(Tensor q, Tensor k, Tensor v, Tensor mask, bool causal,
+                        std::optional<double> scale) {
+  auto f = [](const Tensor &t) {
+    return t.to(kiln::Device::cpu()).to(kiln::f64);
+  };
+  q = f(q), k = f(k), v = f(v);
+  const int r = q.dim();
+  const int64_t hq = q.size(-3), hk = k.size(-3), L = q.size(-2),
+                S = k.size(-2);
+  if (hq != hk) { // each key/value head serves hq / hk query heads
+    auto widen = [&](const Tensor &t) {
+      kiln::Dims e(t.sizes()), s(t.sizes());
+      e = kiln::Dims{};
+      for (int d = 0; d < r; ++d) {
+        if (d == r - 2)
+          e.push_back(hq / hk);
+        e.push_back(t.size(d));
+      }
+      s[r - 3] = hq;
+      return t.unsqueeze(r - 2).expand(e).reshape(s);
+    };
+    k = widen(k), v = widen(v);
+  }
+  const double sc = scale ? *scale : 1.0 / std::sqrt(double(q.size(-1)));
+  Tensor s = kiln::matmul(q, k.transpose(-2, -1)) * sc;
+  const double ninf = -std::numeric_limits<double>::infinity();
+  if (mask.defined())
+    s = mask.dtype() == kiln::DType::b8
+            ? kiln::where(mask.to(kiln::Device::cpu()), s, ninf)
+            : s + f(mask);
+  if (causal) {
+    std::vector<double> c(size_t(L * S));
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t j = 0; j < S; ++j)
+        c[size_t(i * S + j)] = j > i ? ninf : 0.0;
+    s = s + kiln::from_vector(c, kiln::Dims{L, S});
+  }
+  Tensor p = kiln::softmax(s, -1);
+  p = kiln::where(p != p, 0.0, p); // a row with every key masked out: 0
+  return kiln::matmul(p, v);
+}
+
+// How close the kernel must be to the float64 reference, relative to the
+// largest |reference|: f16/bf16 round the probabilities for the second
+// product, as flash kernels do.
+inline double tolerance(kiln::DType dt) {
+  switch (dt) {
+  case kiln::DType::f64:
+    return 1e-10;
+  case kiln::DType::f32:
+    return 2e-5;
+  default:
+    return 2e-2;
+  }
+}
+
+} // namespace attention_cases
+
+inline int run_attention(kiln::Device dev) {
+  using V = std::vector<Tensor>;
+  using attention_cases::reference;
+  auto input = [&](kiln::Dims s, kiln::DType dt, uint64_t seed) {
+    return capture_compare::input(s, dt, seed, dev);
+  };
+  auto k = capture_compare::kernels;
+  const std::nullopt_t none = std::nullopt;
+  // Compiled against eager (counters, kernels), then the compiled result
+  // against the float64 reference.
+  auto check = [&](const std::string &name, kiln::DType dt,
+                   const std::function<V()> &fn, int64_t kernels,
+                   const Tensor &ref) {
+    capture_compare::check(name, dt, fn, 1, 0, kernels, {ref});
+    Tensor got = fn()[0].to(kiln::Device::cpu()).to(kiln::f64);
+    const double d = kiln_compare::difference(got, ref);
+    if (!(d <= attention_cases::tolerance(dt))) {
+      ++capture_compare::g_mismatches;
+      std::printf("MISMATCH %s [%s]: %g from the float64 reference\n",
+                  name.c_str(), kiln::dtype_name(dt), d);
+    }
+  };
+  for (kiln::DType dt : {kiln::DType::f32, kiln::DType::f64,
+                         kiln::DType::bf16, kiln::DType::f16}) {
+    // Shapes the tensor-core path takes (head dim 64 and 128) and others;
+    // lengths that are not multiples of a tile; one query row.
+    struct Shape {
+      int64_t B, H, L, S, E;
+    };
+    for (Shape s : {Shape{2, 3, 70, 70, 64}, Shape{1, 2, 130, 200, 128},
+                    Shape{2, 2, 33, 17, 40}, Shape{1, 4, 1, 77, 64},
+                    Shape{3, 1, 5, 300, 16}}) {
+      const std::string at = " [" + std::to_string(s.B) + "," +
+                             std::to_string(s.H) + "," + std::to_string(s.L) +
+                             "," + std::to_string(s.S) + "," +
+                             std::to_string(s.E) + "]";
+      Tensor q = input({s.B, s.H, s.L, s.E}, dt, 1),
+             kk = input({s.B, s.H, s.S, s.E}, dt, 2),
+             v = input({s.B, s.H, s.S, s.E}, dt, 3);
+      check("sdpa" + at, dt, [&] { return V{sdpa(q, kk, v)}; }, k(1),
+            reference(q, kk, v, Tensor(), false, none));
+      check("sdpa_causal" + at, dt, [&] { return V{sdpa_causal(q, kk, v)}; },
+            k(1), reference(q, kk, v, Tensor(), true, none));
+      // A [L, S] bool mask (every row keeps key 0), a [B, 1, 1, S]
+      // additive one, broadcast to the scores, and none.
+      kiln::manual_seed(9);
+      Tensor col = kiln::arange(s.S);
+      Tensor u = (kiln::rand({s.L, s.S}) + kiln::where(col < 1, 1.0, 0.0))
+                     .to(dt)
+                     .to(dev);
+      Tensor am = input({s.B, 1, 1, s.S}, dt, 10) * 2.0;
+      check("sdpa_bool" + at, dt, [&] { return V{sdpa_bool(q, kk, v, u)}; },
+            k(2), reference(q, kk, v, u > 0.5, false, none));
+      check("sdpa_masked additive" + at, dt,
+            [&] { return V{sdpa_masked(q, kk, v, am)}; }, k(1),
+            reference(q, kk, v, am, false, none));
+      check("sdpa_masked none" + at, dt,
+            [&] { return V{sdpa_masked(q, kk, v, Tensor())}; }, k(1),
+            reference(q, kk, v, Tensor(), false, none));
+    }
+    // Scales at run time and as a literal; work around the attention.
+    Tensor q = input({2, 4, 37, 64}, dt, 11), kk = input({2, 4, 45, 64}, dt, 12),
+           v = input({2, 4, 45, 64}, dt, 13), r = input({2, 4, 37, 64}, dt, 14);
+    {
+      Tensor ref = reference(q, kk, v, Tensor(), false, 0.1) +
+                   reference(q, kk, v, Tensor(), false, 0.25);
+      check("sdpa_scaled", dt, [&] { return V{sdpa_scaled(q, kk, v, 0.1)}; },
+            k(3), ref);
+      check("sdpa_around", dt, [&] { return V{sdpa_around(q, kk, v, r)}; }, k(3),
+            reference(q * 1.5, kk, v, Tensor(), true, none) +
+                r.to(kiln::Device::cpu()).to(kiln::f64));
+    }
+    // Grouped-query heads: 8 query heads over 2 key/value heads, q, k and
+    // v views of the projections (head dim 64).
+    {
+      Tensor x = input({2, 40, 512}, dt, 15), wq = input({512, 512}, dt, 16) * 0.05,
+             wk = input({128, 512}, dt, 17) * 0.05,
+             wv = input({128, 512}, dt, 18) * 0.05,
+             wo = input({512, 512}, dt, 19) * 0.05;
+      auto c = [](const Tensor &t) {
+        return t.to(kiln::Device::cpu()).to(kiln::f64);
+      };
+      Tensor xr = c(x);
+      Tensor qr = kiln::linear(xr, c(wq)).view({2, 40, 8, 64}).transpose(1, 2),
+             kr = kiln::linear(xr, c(wk)).view({2, 40, 2, 64}).transpose(1, 2),
+             vr = kiln::linear(xr, c(wv)).view({2, 40, 2, 64}).transpose(1, 2);
+      Tensor o = reference(qr, kr, vr, Tensor(), true, none);
+      Tensor ref = kiln::linear(o.transpose(1, 2).reshape({2, 40, -1}), c(wo));
+      check("gqa_block", dt,
+            [&] { return V{gqa_block(x, wq, wk, wv, wo, 8, 2)}; }, k(-1), ref);
+    }
+  }
+  // A query row whose keys are all masked out is 0, as torch.
+  {
+    Tensor q = input({1, 1, 3, 64}, kiln::f32, 20), kk = input({1, 1, 5, 64}, kiln::f32, 21),
+           v = input({1, 1, 5, 64}, kiln::f32, 22);
+    std::vector<double> m(15, 0.0);
+    for (int j = 0; j < 5; ++j)
+      m[size_t(5 + j)] = -std::numeric_limits<double>::infinity();
+    Tensor am = kiln::from_vector(m, kiln::Dims{3, 5}).to(kiln::f32).to(dev);
+    Tensor u = kiln::where(am == 0.0, 1.0, 0.0).to(kiln::f32);
+    check("fully masked row (additive)", kiln::f32,
+          [&] { return V{sdpa_masked(q, kk, v, am)}; }, k(1),
+          reference(q, kk, v, am, false, none));
+    check("fully masked row (bool)", kiln::f32,
+          [&] { return V{sdpa_bool(q, kk, v, u)}; }, k(2),
+          reference(q, kk, v, u > 0.5, false, none));
+  }
+  // What eager raises on raises compiled too (the guard fails first).
+  {
+    Tensor q = input({1, 2, 4, 16}, kiln::f32, 23), kk = input({1, 2, 6, 16}, kiln::f32, 24),
+           bad = input({1, 2, 6, 8}, kiln::f32, 25),
+           m = input({4, 6}, kiln::f32, 26);
+    capture_compare::expect_raises("a mask with is_causal raises",
+                                   [&] { return sdpa_both(q, kk, kk, m); });
+    capture_compare::expect_raises("keys of another head dim raise",
+                                   [&] { return sdpa(q, bad, bad); });
+    capture_compare::expect_raises("3 query heads over 2 key heads raise", [&] {
+      return sdpa(input({1, 3, 4, 16}, kiln::f32, 27), kk, kk);
+    });
+  }
+  return capture_compare::summary();
+}

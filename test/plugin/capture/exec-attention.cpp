@@ -1,0 +1,15 @@
+// Scaled dot-product attention inside compiled functions, on the CPU: one
+// kernel per attention (the runtime's), against eager and a float64
+// reference written as the math (test/Inputs/attention_cases.h).
+// RUN: %kiln_cxx -c -fplugin-arg-kiln-cuda=off %s -o %t.o
+// RUN: %kiln_cxx_eager %t.o %kiln_link -o %t && %t | FileCheck %s
+// RUN: %kiln_cxx -c -fplugin-arg-kiln-cuda=off -DBACKEND='"backend=eager"' %s -o %t.eager.o
+// RUN: %kiln_cxx_eager %t.eager.o %kiln_link -o %t.eager && %t.eager | FileCheck %s
+// CHECK-NOT: MISMATCH
+// CHECK: ok: a mask with is_causal raises
+// CHECK: ok: keys of another head dim raise
+// CHECK: ok: 3 query heads over 2 key heads raise
+// CHECK: {{[0-9]+}} cases, 0 mismatches
+#include "attention_cases.h"
+
+int main() { return run_attention(kiln::Device::cpu()); }

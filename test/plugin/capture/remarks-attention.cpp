@@ -1,0 +1,39 @@
+// Attention in remarks: the function's kernels (one is the fused attention
+// kernel), at the call's line what it does and its mask; scale and
+// is_causal forms that compile, and the one that is a located break.
+// RUN: %kiln_cxx -fsyntax-only %kiln_remarks %s 2>&1 | FileCheck %s
+#include <kiln/kiln.h>
+
+using kiln::Tensor;
+
+// The optional mask makes two specialisations (m defined or not).
+[[kiln::compile]] Tensor masked(const Tensor &q, const Tensor &k, const Tensor &v,
+                                const Tensor &m) {
+  // CHECK: remarks-attention.cpp:[[@LINE+4]]:3: remark: kiln: compiled 'masked (region 1, specialisation 1)': 2 ops captured, fused into 2 kernels (one is an attention kernel)
+  // CHECK: remarks-attention.cpp:[[@LINE+3]]:10: remark: kiln: scaled_dot_product_attention is one fused attention kernel (a flash-attention kernel on CUDA; on the CPU, rows of online softmax): the scores are not written to memory; mask: 'm' (added to the scores)
+  // CHECK: remarks-attention.cpp:[[@LINE+2]]:3: remark: kiln: compiled 'masked (region 1, specialisation 2)'
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: scaled_dot_product_attention is one fused attention kernel {{.*}}; mask: none
+  return kiln::scaled_dot_product_attention(q, k, v, m) + 1.0;
+}
+
+// Heads split by views, causal, a run-time scale: one kernel, no copy.
+// CHECK: remarks-attention.cpp:[[@LINE+1]]:26: remark: kiln: compiled 'heads': 3 ops captured, fused into 1 kernel (an attention kernel) {{.*}}, 2 layout ops made on the host
+[[kiln::compile]] Tensor heads(const Tensor &x, int64_t H, double s) {
+  const int64_t B = x.size(0), T = x.size(1);
+  Tensor q = x.view({B, T, H, -1}).transpose(1, 2);
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: scaled_dot_product_attention is one fused attention kernel
+  return kiln::scaled_dot_product_attention(q, q, q, Tensor(), true, s);
+}
+
+// A bool mask from a comparison; is_causal a run-time bool.
+// CHECK: remarks-attention.cpp:[[@LINE+1]]:26: remark: kiln: compiled 'bool_mask': 2 ops captured, fused into 2 kernels (one is an attention kernel)
+[[kiln::compile]] Tensor bool_mask(const Tensor &q, const Tensor &u, bool c) {
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: scaled_dot_product_attention is one fused attention kernel {{.*}}; mask: %{{[0-9]+}} (line [[@LINE+1]]) (bool)
+  return kiln::scaled_dot_product_attention(q, q, q, u > 0.5, c);
+}
+
+// A std::optional<double> variable as the scale is a located break.
+[[kiln::compile]] Tensor opt_scale(const Tensor &q, std::optional<double> s) {
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:71: warning: kiln: cannot compile 'opt_scale': attention's scale must be a number or std::nullopt (a std::optional<double> variable is not supported yet); 'opt_scale' runs eagerly
+  return kiln::scaled_dot_product_attention(q, q, q, Tensor(), false, s);
+}

@@ -7,6 +7,8 @@
 #include <llvm/Support/Format.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cmath>
+
 namespace kiln::plugin {
 
 namespace {
@@ -91,7 +93,12 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       continue;
     case Op::Constant:
       os << "  const " << host_type(t.dtype) << " " << v(id) << " = ";
-      if (t.dtype == DType::f64)
+      if (t.dtype == DType::f64 && std::isnan(n.constant))
+        os << "std::numeric_limits<double>::quiet_NaN()";
+      else if (t.dtype == DType::f64 && std::isinf(n.constant))
+        os << (n.constant < 0 ? "-" : "")
+           << "std::numeric_limits<double>::infinity()";
+      else if (t.dtype == DType::f64)
         os << llvm::format("%a", n.constant);
       else if (t.dtype == DType::i64)
         os << "int64_t(" << llvm::format("%.0f", n.constant) << ")";
@@ -246,6 +253,7 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
      << "' with backend=eager: the captured graph, one eager op per node "
         "----\n"
      << "#include <kiln/attention.h>\n#include <kiln/matmul.h>\n#include <kiln/ops.h>\n\n"
+        "#include <limits>\n\n"
      << "bool " << spec.symbol << "(" << params << ") __asm__(\"" << spec.symbol
      << "\");\n"
      << "bool " << spec.symbol << "(" << params << ") {\n"

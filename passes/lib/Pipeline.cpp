@@ -13,7 +13,8 @@ namespace {
 // folding enables simplification (and both leave duplicates for cse), so
 // that group repeats until nothing changes.
 constexpr llvm::StringLiteral kDefaultPipeline =
-    "infer-types,decompose,infer-types,(fold-constants,simplify,cse),dce";
+    "infer-types,fuse-attention,decompose,infer-types,(fold-constants,"
+    "simplify,cse),dce";
 
 using PassFn = llvm::Expected<Graph> (*)(const Graph &, const PassOptions &);
 
@@ -28,6 +29,7 @@ struct Registered {
 };
 const Registered kPasses[] = {
     {"infer-types", infer_types},
+    {"fuse-attention", fuse_attention},
     {"decompose", decompose},
     {"cse", infallible<cse>},
     {"dce", infallible<dce>},

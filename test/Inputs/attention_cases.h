@@ -67,6 +67,20 @@ COMPILE Tensor gqa_block(const Tensor &x, const Tensor &wq, const Tensor &wk,
   return kiln::linear(o.transpose(1, 2).reshape({B, T, -1}), wo);
 }
 
+// Attention written as ops, as model code often does: the compiler finds
+// the pattern and runs the fused kernel (one kernel, no scores in memory).
+COMPILE Tensor by_hand(const Tensor &q, const Tensor &k, const Tensor &v,
+                       const Tensor &m) {
+  Tensor s = kiln::matmul(q, k.transpose(-2, -1)) *
+             (1.0 / std::sqrt(double(q.size(-1))));
+  return kiln::matmul(kiln::softmax(s + m, -1), v);
+}
+COMPILE Tensor by_hand_bool(const Tensor &q, const Tensor &k, const Tensor &v,
+                            const Tensor &u, double d) {
+  Tensor s = kiln::matmul(q, k.transpose(-1, -2)) / d;
+  return kiln::matmul(kiln::softmax(kiln::where(u > 0.5, s, -INFINITY), -1), v);
+}
+
 // Eager raises on a mask given with is_causal: so does the compiled call.
 COMPILE Tensor sdpa_both(const Tensor &q, const Tensor &k, const Tensor &v,
                          const Tensor &m) {
@@ -190,6 +204,11 @@ inline int run_attention(kiln::Device dev) {
       check("sdpa_masked additive" + at, dt,
             [&] { return V{sdpa_masked(q, kk, v, am)}; }, k(1),
             reference(q, kk, v, am, false, none));
+      check("by_hand" + at, dt, [&] { return V{by_hand(q, kk, v, am)}; }, k(1),
+            reference(q, kk, v, am, false, none));
+      check("by_hand_bool" + at, dt,
+            [&] { return V{by_hand_bool(q, kk, v, u, 3.0)}; }, k(2),
+            reference(q, kk, v, u > 0.5, false, 1.0 / 3.0));
       check("sdpa_masked none" + at, dt,
             [&] { return V{sdpa_masked(q, kk, v, Tensor())}; }, k(1),
             reference(q, kk, v, Tensor(), false, none));
@@ -225,6 +244,18 @@ inline int run_attention(kiln::Device dev) {
       check("gqa_block", dt,
             [&] { return V{gqa_block(x, wq, wk, wv, wo, 8, 2)}; }, k(-1), ref);
     }
+  }
+  // Attention written as ops over shapes matmul broadcasts and attention
+  // does not (k and v without q's batch dim): the guard fails, the
+  // original body runs (one fallback, eager's result). backend=eager runs
+  // the captured ops as they are (no fusion, no guard to fail).
+  {
+    Tensor q = input({2, 3, 6, 16}, kiln::f32, 28), kk = input({3, 7, 16}, kiln::f32, 29),
+           v = input({3, 7, 16}, kiln::f32, 30), m = input({6, 7}, kiln::f32, 31);
+    const bool fused = k(1) == 1;
+    capture_compare::check("by_hand, broadcast batch: falls back", kiln::f32,
+                           [&] { return V{by_hand(q, kk, v, m)}; }, fused ? 0 : 1,
+                           fused ? 1 : 0);
   }
   // A query row whose keys are all masked out is 0, as torch.
   {

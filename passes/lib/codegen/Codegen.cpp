@@ -181,6 +181,23 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   for (const sched::Kernel &k : v0.plan.kernels)
     if (k.kind == sched::Kernel::Kind::Product)
       ++(ir::is_gemm(v0.graph.node(k.product).op) ? gemms : attns);
+  // Which kernels are library calls: GEMMs, attention.
+  auto are = [&](size_t n, const char *one, const char *many) {
+    return n == nk ? (nk == 1 ? std::string("a") + (one[0] == 'a' ? "n " : " ") + one
+                              : std::string("all ") + many)
+           : n == 1 ? std::string("one is ") + (one[0] == 'a' ? "an " : "a ") + one
+                    : std::to_string(n) + " are " + many;
+  };
+  std::string kinds;
+  if (gemms && attns)
+    kinds = " (" + std::to_string(gemms) +
+            (gemms == 1 ? " is a library GEMM, " : " are library GEMMs, ") +
+            std::to_string(attns) +
+            (attns == 1 ? " an attention kernel)" : " attention kernels)");
+  else if (gemms)
+    kinds = " (" + are(gemms, "library GEMM", "library GEMMs") + ")";
+  else if (attns)
+    kinds = " (" + are(attns, "attention kernel", "attention kernels") + ")";
   std::string apart =
       v0.plan.fused < 0
           ? ""
@@ -195,22 +212,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                           : "") +
                      ", fused into " + std::to_string(nk) +
                      (nk == 1 ? " kernel" : " kernels") + apart +
-                     (gemms ? std::string(" (") +
-                                  (gemms == nk ? (nk == 1 ? "a library GEMM"
-                                                          : "all library GEMMs")
-                                   : gemms == 1 ? "one is a library GEMM"
-                                                : std::to_string(gemms) +
-                                                      " are library GEMMs") +
-                                  ")"
-                            : "") +
-                     (attns ? std::string(" (") +
-                                  (attns == nk ? (nk == 1 ? "an attention kernel"
-                                                          : "all attention kernels")
-                                   : attns == 1 ? "one is an attention kernel"
-                                                : std::to_string(attns) +
-                                                      " are attention kernels") +
-                                  ")"
-                            : "") +
+                     kinds +
                      " (" + dts + "; " +
                      (opts.cuda ? "CUDA and CPU" : "CPU only") + ")" +
                      (host ? ", " + std::to_string(host) + " scalar " +
@@ -251,7 +253,8 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
         const ir::Node &mask = g.node(pn.operands[3]);
         fc.remarks.push_back(
             {pn.loc.valid() ? pn.loc : spec.loc,
-             "scaled_dot_product_attention is one fused attention kernel (a "
+             "attention (softmax(q @ k^T * scale + mask) @ v) is one fused "
+             "kernel (a "
              "flash-attention kernel on CUDA; on the CPU, rows of online "
              "softmax): the scores are not written to memory; mask: " +
                  (mask.type.scalar ? std::string("none")

@@ -10,9 +10,9 @@ using kiln::Tensor;
 [[kiln::compile]] Tensor masked(const Tensor &q, const Tensor &k, const Tensor &v,
                                 const Tensor &m) {
   // CHECK: remarks-attention.cpp:[[@LINE+4]]:3: remark: kiln: compiled 'masked (region 1, specialisation 1)': 2 ops captured, fused into 2 kernels (one is an attention kernel)
-  // CHECK: remarks-attention.cpp:[[@LINE+3]]:10: remark: kiln: scaled_dot_product_attention is one fused attention kernel (a flash-attention kernel on CUDA; on the CPU, rows of online softmax): the scores are not written to memory; mask: 'm' (added to the scores)
+  // CHECK: remarks-attention.cpp:[[@LINE+3]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel (a flash-attention kernel on CUDA; on the CPU, rows of online softmax): the scores are not written to memory; mask: 'm' (added to the scores)
   // CHECK: remarks-attention.cpp:[[@LINE+2]]:3: remark: kiln: compiled 'masked (region 1, specialisation 2)'
-  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: scaled_dot_product_attention is one fused attention kernel {{.*}}; mask: none
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel {{.*}}; mask: none
   return kiln::scaled_dot_product_attention(q, k, v, m) + 1.0;
 }
 
@@ -21,14 +21,14 @@ using kiln::Tensor;
 [[kiln::compile]] Tensor heads(const Tensor &x, int64_t H, double s) {
   const int64_t B = x.size(0), T = x.size(1);
   Tensor q = x.view({B, T, H, -1}).transpose(1, 2);
-  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: scaled_dot_product_attention is one fused attention kernel
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel
   return kiln::scaled_dot_product_attention(q, q, q, Tensor(), true, s);
 }
 
 // A bool mask from a comparison; is_causal a run-time bool.
 // CHECK: remarks-attention.cpp:[[@LINE+1]]:26: remark: kiln: compiled 'bool_mask': 2 ops captured, fused into 2 kernels (one is an attention kernel)
 [[kiln::compile]] Tensor bool_mask(const Tensor &q, const Tensor &u, bool c) {
-  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: scaled_dot_product_attention is one fused attention kernel {{.*}}; mask: %{{[0-9]+}} (line [[@LINE+1]]) (bool)
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel {{.*}}; mask: %{{[0-9]+}} (line [[@LINE+1]]) (bool)
   return kiln::scaled_dot_product_attention(q, q, q, u > 0.5, c);
 }
 
@@ -36,4 +36,14 @@ using kiln::Tensor;
 [[kiln::compile]] Tensor opt_scale(const Tensor &q, std::optional<double> s) {
   // CHECK: remarks-attention.cpp:[[@LINE+1]]:71: warning: kiln: cannot compile 'opt_scale': attention's scale must be a number or std::nullopt (a std::optional<double> variable is not supported yet); 'opt_scale' runs eagerly
   return kiln::scaled_dot_product_attention(q, q, q, Tensor(), false, s);
+}
+
+// Attention written as ops is recognised (fuse-attention): one kernel, the
+// remark at the line of the product with v.
+// CHECK: remarks-attention.cpp:[[@LINE+1]]:26: remark: kiln: compiled 'by_hand': 6 ops captured, 1 op after decomposition and simplification, fused into 1 kernel (an attention kernel)
+[[kiln::compile]] Tensor by_hand(const Tensor &q, const Tensor &k, const Tensor &v,
+                                 const Tensor &m) {
+  Tensor s = kiln::matmul(q, k.transpose(-2, -1)) * 0.125;
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel {{.*}}; mask: 'm' (added to the scores)
+  return kiln::matmul(kiln::softmax(s + m, -1), v);
 }

@@ -6,9 +6,9 @@
 // RUN: FileCheck %s --check-prefix=INDEX < %t.dir/dump-files.cpp/index.txt
 // RUN: FileCheck %s --check-prefix=CAPTURED < %t.dir/dump-files.cpp/twice_sin/captured.kir
 // RUN: FileCheck %s --check-prefix=CAPTURED-DOT < %t.dir/dump-files.cpp/twice_sin/captured.dot
-// RUN: FileCheck %s --check-prefix=BEFORE-CSE < %t.dir/dump-files.cpp/twice_sin/passes/f32/05-simplify.kir
-// RUN: FileCheck %s --check-prefix=AFTER-CSE < %t.dir/dump-files.cpp/twice_sin/passes/f32/06-cse.kir
-// RUN: FileCheck %s --check-prefix=AFTER-CSE-DOT < %t.dir/dump-files.cpp/twice_sin/passes/f32/06-cse.dot
+// RUN: FileCheck %s --check-prefix=BEFORE-CSE < %t.dir/dump-files.cpp/twice_sin/passes/f32/06-simplify.kir
+// RUN: FileCheck %s --check-prefix=AFTER-CSE < %t.dir/dump-files.cpp/twice_sin/passes/f32/07-cse.kir
+// RUN: FileCheck %s --check-prefix=AFTER-CSE-DOT < %t.dir/dump-files.cpp/twice_sin/passes/f32/07-cse.dot
 // RUN: FileCheck %s --check-prefix=F16 < %t.dir/dump-files.cpp/twice_sin/passes/f16/01-infer-types.kir
 // RUN: FileCheck %s --check-prefix=PLAN < %t.dir/dump-files.cpp/twice_sin/plan.txt
 // RUN: FileCheck %s --check-prefix=HOST < %t.dir/dump-files.cpp/twice_sin/host.cpp

@@ -49,6 +49,10 @@ infer_node_type(const ir::Graph &g, ir::NodeId id,
 // 1. Types of all nodes by the op table's rules; records assumptions.
 llvm::Expected<ir::Graph> infer_types(const ir::Graph &g,
                                       const PassOptions &opts);
+// 1b. Attention written as ops (softmax(q @ k^T * s + mask) @ v) becomes
+// one attention node, before decompose takes softmax apart.
+llvm::Expected<ir::Graph> fuse_attention(const ir::Graph &g,
+                                         const PassOptions &opts);
 // 2. Replaces ops that have a decomposition in kiln/ops.def, recursively;
 // no composite op (mean, softmax, layer_norm, ...) remains.
 llvm::Expected<ir::Graph> decompose(const ir::Graph &g,

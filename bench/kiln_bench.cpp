@@ -264,7 +264,7 @@ int main(int argc, char **argv) {
                   (long long)K, (long long)K, (long long)H, (long long)K);
     run(o, {"MLP block (+residual)", s6, 2.0 * (2 * M * K + 2 * H * K + H + K), 0, 1e-2,
             [&] { return mlp_block(mx, w1, b1, w2, b2); }, 4.0 * M * H * K});
-    // Self-attention, unfused (B, T, C, H): the floor is the GEMMs' FLOPs.
+    // Self-attention as model code (B, T, C, H): the floor is its FLOPs.
     const int64_t AB = o.quick ? 1 : 8, AT = o.quick ? 64 : 1024,
                   AC = o.quick ? 64 : 1024, AH = o.quick ? 1 : 16;
     Tensor ax = kiln::randn({AB, AT, AC}, kiln::bf16, d);
@@ -273,10 +273,40 @@ int main(int argc, char **argv) {
     char s8[96];
     std::snprintf(s8, sizeof s8, "B=%lld T=%lld C=%lld H=%lld bf16", (long long)AB,
                   (long long)AT, (long long)AC, (long long)AH);
-    run(o, {"self-attention (unfused)", s8,
+    run(o, {"self-attention (model code)", s8,
             2.0 * (2 * AB * AT * AC + 4 * AC * AC), 0, 2e-2,
             [&] { return self_attention(ax, aqkv, awo, AH); },
             2.0 * AB * AT * AC * 4 * AC + 4.0 * AB * AT * AT * AC});
+    // Attention, fused (B, H, T, D): the floor is its FLOPs (4 B H T^2 D,
+    // half of it causal) or its bytes (q, k, v read once, o written once).
+    struct Att {
+      const char *name;
+      int64_t B, H, T, D;
+      kiln::DType dt;
+      bool causal;
+    };
+    for (Att a : {Att{"attention", 16, 8, 1024, 64, kiln::bf16, false},
+                  Att{"attention, causal", 16, 8, 1024, 64, kiln::bf16, true},
+                  Att{"attention f32", 16, 8, 1024, 64, kiln::f32, false},
+                  Att{"attention, T=4096 D=128", 4, 16, 4096, 128, kiln::bf16, false},
+                  Att{"attention, T=4096 D=128 causal", 4, 16, 4096, 128, kiln::bf16,
+                      true}}) {
+      if (o.quick)
+        a.B = 1, a.H = 2, a.T = 64;
+      Tensor q = kiln::randn({a.B, a.H, a.T, a.D}, kiln::f32, d).to(a.dt);
+      Tensor k = kiln::randn({a.B, a.H, a.T, a.D}, kiln::f32, d).to(a.dt);
+      Tensor v = kiln::randn({a.B, a.H, a.T, a.D}, kiln::f32, d).to(a.dt);
+      char sa[96];
+      std::snprintf(sa, sizeof sa, "B=%lld H=%lld T=%lld D=%lld %s%s", (long long)a.B,
+                    (long long)a.H, (long long)a.T, (long long)a.D,
+                    kiln::dtype_name(a.dt), a.dt == kiln::f32 ? " (no TF32)" : "");
+      const double n = double(a.B * a.H * a.T * a.D);
+      run(o, {a.name, sa, 4.0 * n * kiln::element_size(a.dt), 0, 1e-6,
+              [&, a] {
+                return a.causal ? attention_causal(q, k, v) : attention(q, k, v);
+              },
+              4.0 * n * double(a.T) * (a.causal ? 0.5 : 1.0)});
+    }
     const int64_t S = o.quick ? 64 : 4096;
     Tensor fa = kiln::randn({S, S}, kiln::f32, d), fb = kiln::randn({S, S}, kiln::f32, d);
     char s7[64];

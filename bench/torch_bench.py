@@ -121,6 +121,14 @@ def self_attention(x, wqkv, wo, H):
     return F.linear((p @ v).transpose(1, 2).reshape(B, T, C), wo)
 
 
+def attention(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+def attention_causal(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
 def layer_norm_gelu(x, w, b):
     return F.gelu(F.layer_norm(x, (x.shape[-1],), w, b, 1e-5), approximate="tanh")
 
@@ -270,7 +278,16 @@ def main():
     ax = torch.randn(8, 1024, 1024, device=dev).bfloat16()
     aqkv = (torch.randn(3 * 1024, 1024, device=dev) / math.sqrt(1024)).bfloat16()
     awo = (torch.randn(1024, 1024, device=dev) / math.sqrt(1024)).bfloat16()
-    run("self-attention (unfused)", self_attention, (ax, aqkv, awo, 16), reps)
+    run("self-attention (model code)", self_attention, (ax, aqkv, awo, 16), reps)
+    for name, B, H, T, D, dt, causal in (
+            ("attention", 16, 8, 1024, 64, torch.bfloat16, False),
+            ("attention, causal", 16, 8, 1024, 64, torch.bfloat16, True),
+            ("attention f32", 16, 8, 1024, 64, torch.float32, False),
+            ("attention, T=4096 D=128", 4, 16, 4096, 128, torch.bfloat16, False),
+            ("attention, T=4096 D=128 causal", 4, 16, 4096, 128, torch.bfloat16, True)):
+        q, k, v = (torch.randn(B, H, T, D, device=dev).to(dt) for _ in range(3))
+        run(name, attention_causal if causal else attention, (q, k, v), reps)
+        del q, k, v
     fa, fb = torch.randn(4096, 4096, device=dev), torch.randn(4096, 4096, device=dev)
     run("matmul f32", matmul_plain, (fa, fb), reps)
     tx, ty = torch.randn(4096, device=dev), torch.randn(4096, device=dev)

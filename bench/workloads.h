@@ -123,9 +123,11 @@ using kiln::Tensor;
   return kiln::matmul(kiln::gelu(kiln::layer_norm(x, g, b, 1e-5), "tanh"), w);
 }
 
-// Self-attention as model code writes it, no fused attention kernel: the
-// qkv projection, heads split by views, scores through a transposed view,
-// softmax, the heads merged by a reshape, the output projection.
+// Self-attention as model code writes it, no attention call: the qkv
+// projection, heads split by views, scores through a transposed view,
+// softmax, the heads merged by a reshape, the output projection. The
+// compiler's fuse-attention pass makes softmax(q @ k^T * s) @ v the fused
+// attention kernel.
 [[kiln::compile]] Tensor self_attention(const Tensor &x, const Tensor &wqkv,
                                         const Tensor &wo, int64_t H) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
@@ -136,6 +138,16 @@ using kiln::Tensor;
   Tensor p = kiln::softmax(kiln::matmul(q, k.transpose(-2, -1)) * 0.125, -1);
   Tensor o = kiln::matmul(p, v).transpose(1, 2).reshape({B, T, C});
   return kiln::linear(o, wo);
+}
+
+// Scaled dot-product attention: one fused kernel (no scores in memory).
+[[kiln::compile]] Tensor attention(const Tensor &q, const Tensor &k,
+                                   const Tensor &v) {
+  return kiln::scaled_dot_product_attention(q, k, v);
+}
+[[kiln::compile]] Tensor attention_causal(const Tensor &q, const Tensor &k,
+                                          const Tensor &v) {
+  return kiln::scaled_dot_product_attention(q, k, v, Tensor(), true);
 }
 
 [[kiln::compile]] Tensor mlp_block(const Tensor &x, const Tensor &w1,

@@ -250,6 +250,29 @@ template <int D, int NT> struct FlashCopy {
   }
 };
 
+// A block's (batch * head), its operands' bases, its first query row and
+// the number of key tiles it visits (causal: none past its last row).
+template <class T> struct BlockWork {
+  int64_t bh, moff;
+  const T *q, *k, *v;
+  int m0, ntiles;
+};
+template <class T, int BM, int BN>
+__device__ __forceinline__ BlockWork<T> block_work(const AttnParams &p) {
+  BlockWork<T> w;
+  int mb;
+  block_coords(p, w.bh, mb);
+  const int64_t b = w.bh / p.Hq, h = w.bh % p.Hq, hk = h / p.group;
+  w.q = static_cast<const T *>(p.q) + b * p.qs[0] + h * p.qs[1];
+  w.k = static_cast<const T *>(p.k) + b * p.ks[0] + hk * p.ks[1];
+  w.v = static_cast<const T *>(p.v) + b * p.vs[0] + hk * p.vs[1];
+  w.moff = b * p.ms[0] + h * p.ms[1];
+  w.m0 = mb * BM;
+  const int n_end = p.causal ? min(p.S, w.m0 + BM) : p.S;
+  w.ntiles = (n_end + BN - 1) / BN;
+  return w;
+}
+
 template <class T, int D>
 __global__ void __launch_bounds__(FlashShape<D>::kThreads, 2)
     attn_flash_kernel(const AttnParams p) {
@@ -263,17 +286,10 @@ __global__ void __launch_bounds__(FlashShape<D>::kThreads, 2)
   const uint32_t k_addr = q_addr + BM * LD * 2;
   const uint32_t v_addr = k_addr + 2 * kTileBytes;
 
-  int64_t bh;
-  int mb;
-  block_coords(p, bh, mb);
-  const int64_t b = bh / p.Hq, h = bh % p.Hq, hk = h / p.group;
-  const T *q = static_cast<const T *>(p.q) + b * p.qs[0] + h * p.qs[1];
-  const T *k = static_cast<const T *>(p.k) + b * p.ks[0] + hk * p.ks[1];
-  const T *v = static_cast<const T *>(p.v) + b * p.vs[0] + hk * p.vs[1];
-  const int64_t moff = b * p.ms[0] + h * p.ms[1];
-  const int m0 = mb * BM;
-  const int n_end = p.causal ? min(p.S, m0 + BM) : p.S;
-  const int ntiles = (n_end + BN - 1) / BN;
+  const BlockWork<T> w = block_work<T, BM, BN>(p);
+  const int64_t bh = w.bh, moff = w.moff;
+  const T *const q = w.q, *const k = w.k, *const v = w.v;
+  const int m0 = w.m0, ntiles = w.ntiles;
 
   const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31;
   const int g = lane >> 2, tig = lane & 3; // mma fragment row and column pair
@@ -623,17 +639,10 @@ __global__ void __launch_bounds__(
   A *const p_smem = ring + 2 * BN * LD;            // [BM][PLD]
   A *const q_smem = p_smem + BM * PLD;             // [BM][q_ld]
 
-  int64_t bh;
-  int mb;
-  block_coords(p, bh, mb);
-  const int64_t b = bh / p.Hq, h = bh % p.Hq, hk = h / p.group;
-  const T *q = static_cast<const T *>(p.q) + b * p.qs[0] + h * p.qs[1];
-  const T *k = static_cast<const T *>(p.k) + b * p.ks[0] + hk * p.ks[1];
-  const T *v = static_cast<const T *>(p.v) + b * p.vs[0] + hk * p.vs[1];
-  const int64_t moff = b * p.ms[0] + h * p.ms[1];
-  const int m0 = mb * BM;
-  const int n_end = p.causal ? min(p.S, m0 + BM) : p.S;
-  const int ntiles = (n_end + BN - 1) / BN;
+  const BlockWork<T> w = block_work<T, BM, BN>(p);
+  const int64_t bh = w.bh, moff = w.moff;
+  const T *const q = w.q, *const k = w.k, *const v = w.v;
+  const int m0 = w.m0, ntiles = w.ntiles;
 
   // Thread (ty, tx) owns query rows ty + 16 i, keys tx + 16 j of each tile
   // and value columns 64 c + 4 tx + {0..3}; the 16 threads of a row group

@@ -27,14 +27,14 @@ CBLAS_TRANSPOSE op(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
 
 void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float *a,
            int lda, const float *b, int ldb, float beta, float *c, int ldc) {
-  const auto held = lock();
+  [[maybe_unused]] const auto held = lock();
   cblas_sgemm(CblasRowMajor, op(ta), op(tb), m, n, k, alpha, a, lda, b, ldb,
               beta, c, ldc);
 }
 
 void dgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double *a,
            int lda, const double *b, int ldb, double beta, double *c, int ldc) {
-  const auto held = lock();
+  [[maybe_unused]] const auto held = lock();
   cblas_dgemm(CblasRowMajor, op(ta), op(tb), m, n, k, alpha, a, lda, b, ldb,
               beta, c, ldc);
 }

@@ -23,16 +23,15 @@ COMPILE Tensor sdpa_causal(const Tensor &q, const Tensor &k, const Tensor &v) {
   return kiln::scaled_dot_product_attention(q, k, v, Tensor(), true);
 }
 
-// A mask of either kind (bool or additive), or none: the compiled code is
+// A mask of either kind (bool or additive: an argument used only as the
+// mask may be b8 or the variant's dtype), or none: the compiled code is
 // specialised on m.defined(), chosen per call by a guard.
 COMPILE Tensor sdpa_masked(const Tensor &q, const Tensor &k, const Tensor &v,
                            const Tensor &m) {
   return kiln::scaled_dot_product_attention(q, k, v, m);
 }
 
-// A bool mask made in the function (a comparison kernel writes it; a b8
-// tensor argument would fail the variant's dtype guard: every tensor
-// argument has the variant's dtype).
+// A bool mask made in the function (a comparison kernel writes it).
 COMPILE Tensor sdpa_bool(const Tensor &q, const Tensor &k, const Tensor &v,
                          const Tensor &u) {
   return kiln::scaled_dot_product_attention(q, k, v, u > 0.5);
@@ -201,6 +200,11 @@ inline int run_attention(kiln::Device dev) {
       Tensor am = input({s.B, 1, 1, s.S}, dt, 10) * 2.0;
       check("sdpa_bool" + at, dt, [&] { return V{sdpa_bool(q, kk, v, u)}; },
             k(2), reference(q, kk, v, u > 0.5, false, none));
+      // A bool mask argument: b8 passes the mask's dtype guard too.
+      Tensor bm = u > 0.5;
+      check("sdpa_masked bool" + at, dt,
+            [&] { return V{sdpa_masked(q, kk, v, bm)}; }, k(1),
+            reference(q, kk, v, bm, false, none));
       check("sdpa_masked additive" + at, dt,
             [&] { return V{sdpa_masked(q, kk, v, am)}; }, k(1),
             reference(q, kk, v, am, false, none));
@@ -257,6 +261,18 @@ inline int run_attention(kiln::Device dev) {
                            [&] { return V{by_hand(q, kk, v, m)}; }, fused ? 0 : 1,
                            fused ? 1 : 0);
   }
+  // A b8 tensor added to the scores (by_hand's m) is 0/1 added in eager,
+  // not a mask: the compiled code takes only the variant's dtype there (the
+  // guard fails, the original body runs).
+  {
+    Tensor q = input({2, 3, 6, 16}, kiln::f32, 33), kk = input({2, 3, 7, 16}, kiln::f32, 34),
+           v = input({2, 3, 7, 16}, kiln::f32, 35);
+    Tensor m = input({6, 7}, kiln::f32, 36) > 0.0;
+    const bool fused = k(1) == 1;
+    capture_compare::check("by_hand, a b8 addend: falls back", kiln::f32,
+                           [&] { return V{by_hand(q, kk, v, m)}; }, fused ? 0 : 1,
+                           fused ? 1 : 0);
+  }
   // A query row whose keys are all masked out is 0, as torch.
   {
     Tensor q = input({1, 1, 3, 64}, kiln::f32, 20), kk = input({1, 1, 5, 64}, kiln::f32, 21),
@@ -280,6 +296,9 @@ inline int run_attention(kiln::Device dev) {
            m = input({4, 6}, kiln::f32, 26);
     capture_compare::expect_raises("a mask with is_causal raises",
                                    [&] { return sdpa_both(q, kk, kk, m); });
+    capture_compare::expect_raises("a mask of another float dtype raises", [&] {
+      return sdpa_masked(q, kk, kk, input({4, 6}, kiln::f64, 32));
+    });
     capture_compare::expect_raises("keys of another head dim raise",
                                    [&] { return sdpa(q, bad, bad); });
     capture_compare::expect_raises("3 query heads over 2 key heads raise", [&] {

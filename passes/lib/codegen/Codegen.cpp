@@ -258,10 +258,16 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
              "flash-attention kernel on CUDA; on the CPU, rows of online "
              "softmax): the scores are not written to memory; mask: " +
                  (mask.type.scalar ? std::string("none")
-                                   : operand_name(g, pn.operands[3]) +
-                                         (mask.type.dtype == DType::b8
-                                              ? " (bool)"
-                                              : " (added to the scores)"))});
+                  : g.node(pn.operands[3]).op == ir::Op::Input &&
+                          attention_mask_only(spec.graph,
+                                              g.node(pn.operands[3]).arg_index)
+                      ? operand_name(g, pn.operands[3]) +
+                            " (b8: false masks a key out; or of q's dtype: "
+                            "added to the scores)"
+                      : operand_name(g, pn.operands[3]) +
+                            (mask.type.dtype == DType::b8
+                                 ? " (bool)"
+                                 : " (added to the scores)"))});
         continue;
       }
       std::string m = std::string(ir::op_info(pn.op).name) +

@@ -128,6 +128,9 @@ std::string operand_name(const ir::Graph &g, ir::NodeId id);
 std::string input_names(const ir::Graph &g, const sched::Kernel &k);
 // The argument whose dtype picks the variant: the first tensor argument
 // that has the variant's dtype (a `where` condition is b8 in every variant).
+// Whether tensor argument `arg` is used only as attention's mask (its dtype
+// may be b8 or the variant's: the runtime's kernel takes either).
+bool attention_mask_only(const ir::Graph &g, ir::NodeId arg);
 ir::NodeId dispatch_arg(const Variant &v);
 // The guard of a shape check (ir::ShapeCheck::raises).
 low::Guard shape_check_guard(const ir::ShapeCheck &c);

@@ -255,6 +255,16 @@ struct Host {
                              ? " like " + arg_name(g, g.node(dispatch).arg_index)
                              : "";
       std::string an = arg_name(g, n.arg_index), dt = dtype_name(n.type.dtype);
+      // Only attention's mask: b8 or the variant's dtype, the runtime's
+      // kernel takes either (the variant's code does not depend on it).
+      if (attention_mask_only(spec.graph, n.arg_index)) {
+        const Expr d = method(arg_of(g, id), "dtype");
+        body.push_back(fail_if(
+            d != dtype_expr(DType::b8) && d != dtype_expr(n.type.dtype),
+            an + " is b8 or " + dt + like + " (an attention mask)",
+            an + " is neither b8 nor " + dt + like));
+        continue;
+      }
       body.push_back(fail_if(method(arg_of(g, id), "dtype") != dtype_expr(n.type.dtype),
                              an + " is " + dt + like, an + " is not " + dt + like));
     }
@@ -876,10 +886,25 @@ std::string input_names(const ir::Graph &g, const sched::Kernel &k) {
   return s;
 }
 
-NodeId dispatch_arg(const Variant &v) {
+bool attention_mask_only(const ir::Graph &captured, int arg_index) {
+  bool used = false;
+  for (const ir::Node &n : captured.nodes)
+    for (auto [i, o] : llvm::enumerate(n.operands)) {
+      const ir::Node &on = captured.node(o);
+      if (on.op != Op::Input || on.arg_index != arg_index)
+        continue;
+      if (n.op != Op::Attention || i != 3)
+        return false;
+      used = true;
+    }
+  return used;
+}
+
+NodeId dispatch_arg(const ir::Graph &captured, const Variant &v) {
   for (NodeId id : v.graph.args())
     if (v.graph.node(id).op == Op::Input &&
-        v.graph.node(id).type.dtype == v.dtype)
+        v.graph.node(id).type.dtype == v.dtype &&
+        !attention_mask_only(captured, v.graph.node(id).arg_index))
       return id;
   for (NodeId id : v.graph.args())
     if (v.graph.node(id).op == Op::Input)
@@ -932,7 +957,7 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   };
 
   Host h{spec, v, opts};
-  const NodeId dispatch = dispatch_arg(v);
+  const NodeId dispatch = dispatch_arg(spec.graph, v);
   h.body.push_back(decl("constexpr const", "char *", "kFn",
                         str_lit(spec.user_name)));
   h.body.push_back(decl("const", "kiln::Device", "dev",
@@ -1047,7 +1072,7 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
 Stmts lower_entry(const FunctionSpec &spec,
                   const std::vector<Variant> &variants) {
   const ir::Graph &first = variants.front().graph;
-  const NodeId dispatch = dispatch_arg(variants.front());
+  const NodeId dispatch = dispatch_arg(spec.graph, variants.front());
   const std::string dname = arg_name(first, first.node(dispatch).arg_index);
   Stmts b;
   b.push_back(decl("constexpr const", "char *", "kFn", str_lit(spec.user_name)));

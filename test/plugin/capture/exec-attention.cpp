@@ -7,6 +7,7 @@
 // RUN: %kiln_cxx_eager %t.eager.o %kiln_link -o %t.eager && %t.eager | FileCheck %s
 // CHECK-NOT: MISMATCH
 // CHECK: ok: a mask with is_causal raises
+// CHECK: ok: a mask of another float dtype raises
 // CHECK: ok: keys of another head dim raise
 // CHECK: ok: 3 query heads over 2 key heads raise
 // CHECK: {{[0-9]+}} cases, 0 mismatches

@@ -6,11 +6,13 @@
 
 using kiln::Tensor;
 
-// The optional mask makes two specialisations (m defined or not).
+// The optional mask makes two specialisations (m defined or not); used only
+// as the mask, it may be b8 or the variant's dtype.
 [[kiln::compile]] Tensor masked(const Tensor &q, const Tensor &k, const Tensor &v,
                                 const Tensor &m) {
-  // CHECK: remarks-attention.cpp:[[@LINE+4]]:3: remark: kiln: compiled 'masked (region 1, specialisation 1)': 2 ops captured, fused into 2 kernels (one is an attention kernel)
-  // CHECK: remarks-attention.cpp:[[@LINE+3]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel (a flash-attention kernel on CUDA; on the CPU, rows of online softmax): the scores are not written to memory; mask: 'm' (added to the scores)
+  // CHECK: remarks-attention.cpp:[[@LINE+5]]:3: remark: kiln: compiled 'masked (region 1, specialisation 1)': 2 ops captured, fused into 2 kernels (one is an attention kernel)
+  // CHECK: remarks-attention.cpp:[[@LINE+4]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel (a flash-attention kernel on CUDA; on the CPU, rows of online softmax): the scores are not written to memory; mask: 'm' (b8: false masks a key out; or of q's dtype: added to the scores)
+  // CHECK: remark: kiln: guard: 'm' is b8 or f32 like 'q' (an attention mask) (f32 variant)
   // CHECK: remarks-attention.cpp:[[@LINE+2]]:3: remark: kiln: compiled 'masked (region 1, specialisation 2)'
   // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel {{.*}}; mask: none
   return kiln::scaled_dot_product_attention(q, k, v, m) + 1.0;

@@ -375,23 +375,20 @@ std::optional<Value> Capturer::attention(const CallExpr *c) {
     return fail_value(c->getExprLoc(), "this form of " +
                                            quoted(c->getDirectCallee()) +
                                            " is not supported yet");
-  // Sees through default arguments, temporaries and implicit conversions.
-  auto peel = [](const Expr *e) {
+  // Sees through default arguments, temporaries (peel) and conversions
+  // that keep the value (std::optional<double> made from a number).
+  auto see_through = [](const Expr *e) {
+    auto keeps = [](const CastExpr *c) {
+      const CastKind k = c->getCastKind();
+      return k == CK_NoOp || k == CK_LValueToRValue ||
+             k == CK_UncheckedDerivedToBase || k == CK_ConstructorConversion;
+    };
     while (true) {
-      e = strip_noop(e, true, true);
-      if (const auto *d = dyn_cast<CXXDefaultArgExpr>(e))
-        e = d->getExpr();
-      else if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
-        e = m->getSubExpr();
-      else if (const auto *b = dyn_cast<CXXBindTemporaryExpr>(e))
-        e = b->getSubExpr();
-      else if (const auto *w = dyn_cast<ExprWithCleanups>(e))
-        e = w->getSubExpr();
-      else if (const auto *f = dyn_cast<CastExpr>(e);
-               f && f->getCastKind() == CK_ConstructorConversion)
-        e = f->getSubExpr();
-      else
+      e = peel(e, keeps);
+      const auto *d = dyn_cast<CXXDefaultArgExpr>(e);
+      if (!d)
         return e;
+      e = d->getExpr();
     }
   };
   llvm::SmallVector<ir::NodeId, 6> operands;
@@ -414,15 +411,15 @@ std::optional<Value> Capturer::attention(const CallExpr *c) {
       return std::nullopt;
     operands.push_back(*m);
   }
-  std::optional<ir::NodeId> causal = operand(peel(c->getArg(4)));
+  std::optional<ir::NodeId> causal = operand(see_through(c->getArg(4)));
   if (!causal)
     return std::nullopt;
   operands.push_back(*causal);
   // scale: std::optional<double>, made from std::nullopt or from a number.
-  const Expr *s = peel(c->getArg(5));
+  const Expr *s = see_through(c->getArg(5));
   if (const auto *ce = dyn_cast<CXXConstructExpr>(s)) {
     const Expr *inner =
-        ce->getNumArgs() == 1 ? peel(ce->getArg(0)) : nullptr;
+        ce->getNumArgs() == 1 ? see_through(ce->getArg(0)) : nullptr;
     const bool none =
         ce->getNumArgs() == 0 ||
         (inner && inner->getType().getAsString().find("nullopt_t") !=

@@ -258,6 +258,7 @@ private:
   std::optional<bool> optional_tensor(const Expr *arg);
   std::optional<Value> product(const CallExpr *c, ir::Op op);
   std::optional<Value> attention(const CallExpr *c);
+  std::optional<Value> join(const CallExpr *c, bool stack);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);
   std::optional<ir::NodeId> operand(const Expr *e);
   bool inplace(const CXXOperatorCallExpr *oc);

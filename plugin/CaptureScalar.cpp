@@ -198,10 +198,10 @@ static bool is_scalar_arith(ir::Op op) {
   return *ir::op_info(op).cxx && ir::op_info(op).rule != ir::TypeRule::COMPARE;
 }
 
-// + - * (and / on doubles) of runtime scalars, as graph ops on weak
-// scalars. Only where the graph computes what C++ does: the result is a
-// double or a signed integer (float arithmetic rounds differently, unsigned
-// wraps, integer division truncates), and promotion in the graph gives the
+// + - * / of runtime scalars, as graph ops on weak scalars (/ of integers
+// is trunc_div: C++ rounds toward zero). Only where the graph computes what
+// C++ does: the result is a double or a signed integer (float arithmetic
+// rounds differently, unsigned wraps), and promotion in the graph gives the
 // C++ result's kind.
 std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
   const Expr *x = e->IgnoreParens();
@@ -239,9 +239,9 @@ std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
                           t.getAsString(ctx_.getPrintingPolicy()) +
                           "' is not supported yet (use double or a signed "
                           "integer)");
+  // C++'s `/` on integers rounds toward zero: trunc_div's formula.
   if (op == ir::Op::Div && !is_double)
-    return fail_value(x->getExprLoc(), "integer division of runtime scalars "
-                                       "is not supported yet");
+    op = ir::Op::TruncDiv;
   llvm::SmallVector<ir::NodeId, 2> ids;
   int category = 0; // the kind the graph promotes to: b8 < i64 < f64
   for (const Expr *o : operands) {
@@ -303,9 +303,8 @@ std::optional<Value> Capturer::scalar_assign(const Expr *e) {
                         "update of a runtime scalar of type '" +
                             lhs_t.getAsString(ctx_.getPrintingPolicy()) +
                             "' is not supported yet");
-    if (op == ir::Op::Div && !is_double)
-      return fail_value(e->getExprLoc(), "integer division of runtime "
-                                         "scalars is not supported yet");
+    if (op == ir::Op::Div && !is_double) // C++'s: toward zero
+      op = ir::Op::TruncDiv;
     std::optional<ir::NodeId> x = materialize(a, e->getExprLoc());
     std::optional<ir::NodeId> y = materialize(b, e->getExprLoc());
     if (!x || !y)

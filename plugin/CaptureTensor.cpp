@@ -280,6 +280,9 @@ std::optional<Value> Capturer::tensor(const Expr *e) {
 
 std::optional<Value> Capturer::kiln_call(const CallExpr *c,
                                          const FunctionDecl *callee) {
+  if (callee->getIdentifier() &&
+      (callee->getName() == "cat" || callee->getName() == "stack"))
+    return join(c, callee->getName() == "stack");
   if (callee->getIdentifier() && callee->getOverloadedOperator() == OO_None)
     if (std::optional<ir::Op> r = ir::op_from_name(callee->getName());
         r && (ir::is_reduction(*r) || ir::is_composite(*r)))
@@ -441,6 +444,58 @@ std::optional<Value> Capturer::attention(const CallExpr *c) {
                       "(a std::optional<double> variable is not supported "
                       "yet)");
   ir::NodeId r = add_op(ir::Op::Attention, operands, c->getExprLoc());
+  return Value::tensor(r, fresh_storage());
+}
+
+// cat({t0, ...}, dim) and stack({t0, ...}, dim) (kiln/join.h): the
+// tensors written in braces, the dim a compile-time constant. A cat node
+// (the runtime's op runs it); stack is cat of each tensor unsqueezed at dim
+// (views), as the eager op is.
+std::optional<Value> Capturer::join(const CallExpr *c, bool stack) {
+  const std::string name = quoted(c->getDirectCallee());
+  if (c->getNumArgs() != 2)
+    return fail_value(c->getExprLoc(),
+                      "this form of " + name + " is not supported yet");
+  // std::vector<Tensor>{...} made from an initializer list.
+  const InitListExpr *list = nullptr;
+  if (const auto *ctor =
+          dyn_cast<CXXConstructExpr>(peel(c->getArg(0), value_cast));
+      ctor && ctor->getNumArgs() >= 1)
+    if (const auto *il = dyn_cast<CXXStdInitializerListExpr>(
+            peel(ctor->getArg(0), value_cast)))
+      list = dyn_cast<InitListExpr>(peel(il->getSubExpr(), value_cast));
+  if (!list || list->getNumInits() == 0)
+    return fail_value(c->getArg(0)->getBeginLoc(),
+                      "the tensors of " + name +
+                          " must be written in braces ({a, b}) in a compiled "
+                          "function (a std::vector variable is not supported "
+                          "yet)");
+  const Expr *dim_arg = c->getArg(1);
+  if (const auto *d = dyn_cast<CXXDefaultArgExpr>(dim_arg))
+    dim_arg = d->getExpr();
+  std::optional<int64_t> dim = constant_int(dim_arg, "dim");
+  if (!dim)
+    return std::nullopt;
+  auto constant = [&](int64_t v, const Expr *at) {
+    ir::NodeId k = st.b.constant(double(v), DType::i64, loc(at->getBeginLoc()));
+    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+    return k;
+  };
+  llvm::SmallVector<ir::NodeId, 8> operands;
+  for (const Expr *e : list->inits()) {
+    std::optional<ir::NodeId> t = operand(e);
+    if (!t)
+      return std::nullopt;
+    if (stack) {
+      ir::NodeId u = add_op(ir::Op::Unsqueeze, {*t, constant(*dim, dim_arg)},
+                            e->getBeginLoc());
+      st.dclass[u] = st.dclass[*t];
+      t = u;
+    }
+    operands.push_back(*t);
+  }
+  operands.push_back(constant(*dim, dim_arg));
+  ir::NodeId r = add_op(ir::Op::Cat, operands, c->getExprLoc());
   return Value::tensor(r, fresh_storage());
 }
 

@@ -184,6 +184,13 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
          << ");\n";
       continue;
     }
+    if (n.op == Op::Cat) {
+      os << "kiln::cat(std::vector<kiln::Tensor>{";
+      for (size_t k = 0; k + 1 < n.operands.size(); ++k)
+        os << (k ? ", " : "") << a(k);
+      os << "}, " << int64_t(g.node(n.operands.back()).constant) << ");\n";
+      continue;
+    }
     if (n.op == Op::Attention) { // a scalar mask operand: none
       os << "kiln::scaled_dot_product_attention(" << a(0) << ", " << a(1)
          << ", " << a(2) << ", "
@@ -252,7 +259,7 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
   hs << "// ---- '" << spec.user_name
      << "' with backend=eager: the captured graph, one eager op per node "
         "----\n"
-     << "#include <kiln/attention.h>\n#include <kiln/matmul.h>\n#include <kiln/ops.h>\n\n"
+     << "#include <kiln/attention.h>\n#include <kiln/join.h>\n#include <kiln/matmul.h>\n#include <kiln/ops.h>\n\n"
         "#include <limits>\n\n"
      << "bool " << spec.symbol << "(" << params << ") __asm__(\"" << spec.symbol
      << "\");\n"

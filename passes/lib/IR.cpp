@@ -17,7 +17,7 @@ namespace {
 using namespace op_traits; // the traits column's names
 
 // Indexed by Op: the three argument/constant ops, ops.def in order (as the
-// enum lists it), then to, to_like, reduce_size, matmul and linear.
+// enum lists it), then to, to_like, reduce_size, matmul, linear, attention and cat.
 #define NONE std::nullopt // the identity column's "no identity"
 const OpInfo kOpInfo[] = {
     {"input", "Input", 0, OpKind::Argument, TypeRule::None, 0, NONE, "",
@@ -52,6 +52,8 @@ const OpInfo kOpInfo[] = {
      CompositeForm::None, "x, w, b", ""},
     {"attention", "Attention", -1, OpKind::Product, TypeRule::PRODUCT, 0, NONE,
      "", CompositeForm::None, "q, k, v, mask, is_causal, scale", ""},
+    {"cat", "Cat", -1, OpKind::Product, TypeRule::SAME, 0, NONE, "",
+     CompositeForm::None, "", ""},
 };
 #undef NONE
 static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOps,

@@ -291,12 +291,76 @@ llvm::Expected<Type> infer_attention(const Graph &g, const Node &n, Fail fail) {
   return Type::tensor(q.dtype, Shape::ranked_dims(out));
 }
 
+// cat(t0, ..., tn-1, dim) (kiln/join.h): tensors of one rank, the dim a
+// constant; the result has their promoted dtype (torch.cat promotes) and
+// their shape with the extents along dim added, where every extent is
+// known; else what only run-time sizes tell (a size-0 1-D tensor, which
+// torch skips) the host checks (kiln::gen::cat_shape).
+llvm::Expected<Type> infer_cat(const Graph &g, const Node &n, Fail fail) {
+  const Node &dn = g.node(n.operands.back());
+  if (dn.op != Op::Constant || !dn.type.scalar || dn.type.dtype != DType::i64)
+    return fail("the dim of 'cat' must be an i64 constant, not " +
+                to_string(dn.type));
+  const int64_t dim = int64_t(dn.constant);
+  llvm::ArrayRef<NodeId> ts = llvm::ArrayRef<NodeId>(n.operands).drop_back();
+  DType dt = g.node(ts[0]).type.dtype;
+  bool known = true;
+  for (NodeId t : ts) {
+    const Type &tt = g.node(t).type;
+    if (tt.scalar)
+      return fail("'cat' joins tensors, not a weak scalar");
+    dt = promote_types(dt, tt.dtype);
+    known &= tt.shape.ranked;
+  }
+  if (!known)
+    return Type::tensor(dt);
+  const auto &first = g.node(ts[0]).type.shape.dims;
+  const int64_t rank = int64_t(first.size());
+  for (NodeId t : ts) {
+    const auto &d = g.node(t).type.shape.dims;
+    // A 1-D tensor may be the size-0 tensor torch skips: the host decides.
+    if (int64_t(d.size()) != rank) {
+      if (d.size() == 1 || rank == 1)
+        return Type::tensor(dt);
+      return fail("'cat' needs tensors of one rank, not " +
+                  to_string(g.node(ts[0]).type) + " and " +
+                  to_string(g.node(t).type));
+    }
+  }
+  if (rank == 0)
+    return fail("'cat' cannot join zero-dimensional tensors");
+  if (dim < -rank || dim >= rank)
+    return fail("'cat': dim " + std::to_string(dim) +
+                " is out of range for tensors of rank " + std::to_string(rank));
+  const size_t d = size_t(dim < 0 ? dim + rank : dim);
+  llvm::SmallVector<SymDim, 4> out(first.begin(), first.end());
+  int64_t along = 0;
+  for (NodeId t : ts) {
+    const auto &td = g.node(t).type.shape.dims;
+    for (size_t k = 0; k < td.size(); ++k) {
+      if (k == d || td[k].is_symbolic() || out[k].is_symbolic())
+        continue;
+      if (td[k].value != out[k].value && rank > 1)
+        return fail("'cat': the sizes of " + to_string(g.node(ts[0]).type) +
+                    " and " + to_string(g.node(t).type) +
+                    " differ outside dim " + std::to_string(d));
+    }
+    if (td[d].is_symbolic())
+      return Type::tensor(dt);
+    along += td[d].value;
+  }
+  out[d] = SymDim::constant(along);
+  return Type::tensor(dt, Shape::ranked_dims(out));
+}
+
 // matmul(a, b) and linear(x, w, b) with torch's shape rules: one floating
 // dtype, the contracted extents equal where known, batch dims broadcast.
 llvm::Expected<Type> infer_product(const Graph &g, const Node &n, Fail fail,
                                    std::vector<std::string> *assumptions) {
   if (n.op == Op::Attention)
     return infer_attention(g, n, fail);
+  if (n.op == Op::Cat)
+    return infer_cat(g, n, fail);
   const std::string op = std::string("'") + op_info(n.op).name + "'";
   const Type &a = g.node(n.operands[0]).type, &b = g.node(n.operands[1]).type;
   for (const Type *t : {&a, &b}) {

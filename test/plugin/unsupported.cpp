@@ -44,8 +44,12 @@ double twice(double);
   return x * (f * 2.0f); // expected-warning {{arithmetic on runtime scalars of type 'float' is not supported yet}}
 }
 
-[[kiln::compile]] Tensor int_division(const Tensor &x, int n) {
-  return x * (n / 2); // expected-warning {{integer division of runtime scalars is not supported yet}}
+[[kiln::compile]] Tensor unsigned_division(const Tensor &x, unsigned n) {
+  return x * (n / 2); // expected-warning {{arithmetic on runtime scalars of type 'unsigned int' is not supported yet}}
+}
+
+[[kiln::compile]] Tensor stack_of_chunks(const Tensor &x) {
+  return kiln::stack(x.chunk(2, 0), 0); // expected-warning {{the tensors of 'kiln::stack' must be written in braces ({a, b}) in a compiled function}}
 }
 
 [[kiln::compile]] Tensor gelu_mode(const Tensor &x, std::string_view mode) {

@@ -6,6 +6,8 @@
 
 #include "runtime_test_util.h"
 
+#include <kiln/op_traits.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -18,13 +20,15 @@ struct OpEntry {
   const char *name;
   int arity;
   Rule rule;
+  bool no_b8; // the NO_B8 trait: eager raises on b8 operands
 };
 
 inline const std::vector<OpEntry> &all_ops() {
+  using namespace kiln::op_traits;
   static const std::vector<OpEntry> ops = {
 #define KILN_POINTWISE(Name, name, ar, rl, traits, identity, cxx, formula,     \
                        decomposition)                                          \
-  {kiln::OpId::Name, #name, ar, Rule::rl},
+  {kiln::OpId::Name, #name, ar, Rule::rl, ((traits) & NO_B8) != 0},
 #include <kiln/ops.def>
   };
   return ops;
@@ -83,14 +87,21 @@ inline double int_pow(double base, double exp) {
 }
 
 // The exact result of `op` on compute-type values (integral: integer math).
+// `compute` is the compute type (f32 for f16/bf16/f32): trunc_div truncates
+// the quotient rounded to it, as the formula (and torch) do.
 inline double reference(kiln::OpId op, double a, double b, double c,
-                        bool integral) {
+                        bool integral, kiln::DType compute = kiln::DType::f64) {
   using kiln::OpId;
   switch (op) {
   case OpId::Add: return a + b;
   case OpId::Sub: return a - b;
   case OpId::Mul: return a * b;
   case OpId::Div: return a / b;
+  case OpId::TruncDiv:
+    if (integral)
+      return b == 0 ? 0.0 : std::trunc(a / b);
+    return std::trunc(compute == kiln::DType::f64 ? a / b
+                                                  : double(float(a / b)));
   case OpId::Neg: return -a;
   case OpId::Abs: return std::fabs(a);
   case OpId::Pow: return integral ? int_pow(a, b) : std::pow(a, b);

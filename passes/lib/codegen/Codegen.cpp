@@ -177,27 +177,37 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   std::string dts;
   for (const Variant &v : variants)
     dts += (dts.empty() ? "" : ", ") + std::string(dtype_name(v.dtype));
-  size_t nk = v0.plan.launched(), gemms = 0, attns = 0;
+  size_t nk = v0.plan.launched();
+  // Which kernels are library calls: GEMMs, attention, concatenations.
+  struct Library {
+    const char *one, *many;
+    size_t n = 0;
+  } libs[] = {{"library GEMM", "library GEMMs"},
+              {"attention kernel", "attention kernels"},
+              {"concatenation", "concatenations"}};
   for (const sched::Kernel &k : v0.plan.kernels)
-    if (k.kind == sched::Kernel::Kind::Product)
-      ++(ir::is_gemm(v0.graph.node(k.product).op) ? gemms : attns);
-  // Which kernels are library calls: GEMMs, attention.
-  auto are = [&](size_t n, const char *one, const char *many) {
-    return n == nk ? (nk == 1 ? std::string("a") + (one[0] == 'a' ? "n " : " ") + one
-                              : std::string("all ") + many)
-           : n == 1 ? std::string("one is ") + (one[0] == 'a' ? "an " : "a ") + one
-                    : std::to_string(n) + " are " + many;
+    if (k.kind == sched::Kernel::Kind::Product) {
+      const ir::Op op = v0.graph.node(k.product).op;
+      ++libs[ir::is_gemm(op) ? 0 : op == ir::Op::Attention ? 1 : 2].n;
+    }
+  auto article = [](const char *one) {
+    return std::string(one[0] == 'a' ? "an " : "a ") + one;
   };
   std::string kinds;
-  if (gemms && attns)
-    kinds = " (" + std::to_string(gemms) +
-            (gemms == 1 ? " is a library GEMM, " : " are library GEMMs, ") +
-            std::to_string(attns) +
-            (attns == 1 ? " an attention kernel)" : " attention kernels)");
-  else if (gemms)
-    kinds = " (" + are(gemms, "library GEMM", "library GEMMs") + ")";
-  else if (attns)
-    kinds = " (" + are(attns, "attention kernel", "attention kernels") + ")";
+  for (const Library &l : libs) {
+    if (!l.n)
+      continue;
+    if (l.n == nk) // every kernel is of this kind
+      kinds = nk == 1 ? article(l.one) : std::string("all ") + l.many;
+    else if (kinds.empty()) // the first kind says "is"/"are"
+      kinds = l.n == 1 ? "one is " + article(l.one)
+                       : std::to_string(l.n) + " are " + l.many;
+    else
+      kinds += ", " + (l.n == 1 ? "1 " + article(l.one)
+                                : std::to_string(l.n) + " " + l.many);
+  }
+  if (!kinds.empty())
+    kinds = " (" + kinds + ")";
   std::string apart =
       v0.plan.fused < 0
           ? ""
@@ -270,6 +280,15 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                                  : " (added to the scores)"))});
         continue;
       }
+      if (pn.op == ir::Op::Cat) {
+        fc.remarks.push_back(
+            {pn.loc.valid() ? pn.loc : spec.loc,
+             "cat of " + input_names(g, k) + " is the runtime's (one copy "
+             "per tensor into the result): work before it writes its "
+             "tensors, work after it reads the result; not fused into "
+             "a kernel yet"});
+        continue;
+      }
       std::string m = std::string(ir::op_info(pn.op).name) +
                       " is a library GEMM (cuBLASLt on CUDA, OpenBLAS on the "
                       "CPU)";
@@ -340,6 +359,7 @@ std::string host_translation_unit(const std::vector<FunctionCode> &fns,
         "// Rebuild instead of editing.\n"
         "#include <kiln/generated.h>\n"
         "#include <kiln/attention.h>\n"
+        "#include <kiln/join.h>\n"
         "#include <kiln/matmul.h>\n"
         "#include <kiln/rt.h>\n"
         "#include <kiln/scalar.h>\n\n"

@@ -4,9 +4,10 @@
 // kiln::scalar::op_<name>, in the compute type the eager runtime would use,
 // so compiled and eager evaluate the same formula. Intermediates stay in
 // the compute type (f32 for f16/bf16): only stores round, as TorchInductor
-// does; except where a value's rounding can flip a discrete result: a
-// comparison, a cast to an integer or bool, and argmax, read an f16/bf16 intermediate rounded to its
-// dtype, as eager reads it (ties and thresholds agree).
+// does; except where a value's rounding shows: a discrete result (a
+// comparison, trunc_div, a cast to an integer or bool, argmax) and an op
+// of another dtype (a promotion, a cast to f32) read an f16/bf16
+// intermediate rounded to its dtype, as eager reads it.
 #include "Lower.h"
 
 #include <llvm/ADT/STLExtras.h>
@@ -148,21 +149,32 @@ Stmt compute_node(const ir::Graph &g, NodeId id, const ValueMap &values) {
   for (NodeId o : n.operands)
     types.push_back(g.node(o).type);
   const char *ct = compute_type(ir::compute_dtype(n.op, types));
-  // A cast: kiln::scalar::op_to<storage type>(the operand). To an integer
-  // or bool (a discrete result) it reads an f16/bf16 intermediate rounded,
-  // as comparisons do.
+  // An f16/bf16 intermediate is read rounded to its dtype, as eager stored
+  // it, where that rounding shows: by an op with a discrete result (a
+  // comparison, trunc_div, a cast to an integer or bool: ties and
+  // thresholds agree), and by an op of another dtype (a promotion or a
+  // cast to f32/f64: eager widens the stored value, and the result's
+  // precision would show the difference). Within a chain of one 16-bit
+  // dtype values stay in f32, as Inductor's do.
+  auto read_rounded = [&](NodeId o) {
+    return rounds_in_eager(g, o) &&
+           (ir::discrete_result(n.op) ||
+            (n.op == Op::Cast && !is_floating(n.cast_to)) ||
+            g.node(o).type.dtype != n.type.dtype);
+  };
+  // A cast: kiln::scalar::op_to<storage type>(the operand).
   if (n.op == Op::Cast) {
     NodeId x = n.operands[0];
-    bool discrete = !is_floating(n.cast_to) && rounds_in_eager(g, x);
     return compute(value_type(n), print(value_var(id)),
                    std::string("to<") + storage_type(n.cast_to) + ">",
-                   {operand(g, x, ct, discrete ? rounded(g, x, values) : values)},
+                   {operand(g, x, ct,
+                            read_rounded(x) ? rounded(g, x, values) : values)},
                    id, describe_node(g, n));
   }
   std::vector<Expr> args;
   for (auto [i, o] : llvm::enumerate(n.operands)) {
     bool cond = info.rule == ir::TypeRule::WHERE && i == 0;
-    if (info.rule == ir::TypeRule::COMPARE && rounds_in_eager(g, o))
+    if (read_rounded(o))
       args.push_back(operand(g, o, ct, rounded(g, o, values)));
     else
       args.push_back(operand(g, o, cond ? "bool" : ct, values));

@@ -380,11 +380,33 @@ struct Host {
             (masked ? ", or the mask does not broadcast to the scores" : "")));
   }
 
+  // cat's result shape: the tensors fit (eager raises otherwise: its
+  // original body runs).
+  void cat_space(size_t ki, const sched::Kernel &k) {
+    const std::string shape = "shape" + std::to_string(ki);
+    const ir::Node &pn = g.node(k.product);
+    body.push_back(decl("", "kiln::Dims", shape));
+    std::vector<Expr> shapes;
+    for (NodeId t : k.inputs)
+      shapes.push_back(sizes_of(t));
+    const std::string dim =
+        std::to_string(int64_t(g.node(pn.operands.back()).constant));
+    body.push_back(fail_if(
+        lnot(call("kiln::gen::cat_shape",
+                  {braces(std::move(shapes)), lit(dim), nm(shape)})),
+        kernel_label(ki) + "the shapes of " + input_names(g, k) +
+            " fit cat along dim " + dim,
+        "the shapes of " + input_names(g, k) + " do not fit cat along dim " +
+            dim));
+  }
+
   void product_space(size_t ki, const sched::Kernel &k) {
     const std::string shape = "shape" + std::to_string(ki);
     const ir::Node &pn = g.node(k.product);
     if (pn.op == Op::Attention)
       return attention_space(ki, k);
+    if (pn.op == Op::Cat)
+      return cat_space(ki, k);
     const bool linear = pn.op == Op::Linear;
     body.push_back(decl("", "kiln::Dims", shape));
     std::vector<Expr> addends;
@@ -589,6 +611,20 @@ struct Host {
   // (kiln::gen::product).
   void launch_product(int ki, const sched::Kernel &k) {
     const ir::Node &pn = g.node(k.product);
+    if (pn.op == Op::Cat) {
+      body.push_back(comment("kernel " + std::to_string(ki) +
+                             ": cat (the runtime's copies)"));
+      std::vector<Expr> ts;
+      for (NodeId t : k.inputs)
+        ts.push_back(tensor_of(g, t));
+      body.push_back(decl(
+          "", "kiln::Tensor", print(tensor_of(g, k.outputs[0])),
+          call("kiln::cat",
+               {typed_braces("std::vector<kiln::Tensor>", std::move(ts)),
+                lit(std::to_string(
+                    int64_t(g.node(pn.operands.back()).constant)))})));
+      return;
+    }
     if (pn.op == Op::Attention) {
       body.push_back(comment("kernel " + std::to_string(ki) +
                              ": attention (the runtime's fused kernel)"));

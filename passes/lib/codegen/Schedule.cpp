@@ -408,7 +408,8 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       if (!is_kind(home[p], Kind::Product))
         continue;
       Group &gr = groups[home[p]];
-      if (!ir::is_gemm(g.node(gr.product).op)) // attention has no epilogue
+      // attention and cat have no epilogue
+      if (!ir::is_gemm(g.node(gr.product).op))
         return false;
       if (gr.tail != p || uses[p] != 1 || gr.act >= 0 ||
           n.type.dtype != g.node(p).type.dtype || n.type.scalar)
@@ -618,7 +619,10 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       k.addend = gr.addend;
       k.act = gr.act;
       const ir::Node &pn = g.node(gr.product);
-      k.inputs = {pn.operands[0], pn.operands[1]};
+      if (pn.op == Op::Cat) // the tensors; the dim is a constant
+        k.inputs.assign(pn.operands.begin(), pn.operands.end() - 1);
+      else
+        k.inputs = {pn.operands[0], pn.operands[1]};
       for (NodeId extra : {gr.bias, gr.addend})
         if (extra >= 0)
           k.inputs.push_back(extra);
@@ -760,6 +764,19 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
     os << " (" << plan.unfused.size() << " when the outputs' shapes differ)";
   os << "\n";
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
+    if (k.kind == Kernel::Kind::Product &&
+        g.node(k.product).op == Op::Cat) {
+      const ir::Node &pn = g.node(k.product);
+      os << "kernel " << ki << ": cat ";
+      for (size_t i = 0; i + 1 < pn.operands.size(); ++i)
+        os << (i ? ", " : "") << value_name(pn.operands[i]);
+      os << " along dim " << int64_t(g.node(pn.operands.back()).constant)
+         << " (the runtime's copies)";
+      if (std::string l = loc_str(pn.loc); !l.empty())
+        os << "    (" << l << ")";
+      os << "\n  writes " << value_name(k.outputs[0]) << "\n";
+      continue;
+    }
     if (k.kind == Kernel::Kind::Product) {
       const ir::Node &pn = g.node(k.product);
       const bool gemm = ir::is_gemm(pn.op);

@@ -4,6 +4,7 @@
 #include <kiln/attention.h>
 #include <kiln/dtype.h>
 #include <kiln/interop.h>
+#include <kiln/join.h>
 #include <kiln/matmul.h>
 #include <kiln/ops.h>
 #include <kiln/stats.h>

@@ -15,6 +15,10 @@ enum : uint8_t {
   EXPENSIVE = 1,   // a transcendental, a division, or made of those
   COMMUTATIVE = 2, // op(a, b) and op(b, a) agree bit for bit
   NO_B8 = 4,       // not defined on b8 operands
+  // The result jumps where an operand crosses a threshold (as a
+  // comparison's): compiled code reads an f16/bf16 intermediate operand
+  // rounded to its dtype, as eager stores it, so both jump alike.
+  DISCRETE = 8,
 };
 
 // KILN_COMPOSITE's form column: how the result is shaped.

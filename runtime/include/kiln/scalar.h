@@ -216,6 +216,23 @@ KILN_HD inline int32_t pow(int32_t a, int32_t b) { return ipow(a, b); }
 KILN_HD inline int64_t pow(int64_t a, int64_t b) { return ipow(a, b); }
 KILN_HD inline bool pow(bool a, bool b) { return a || !b; }
 
+// Division rounded toward zero (trunc_div). Integers: C++'s `/`, with 0
+// for a zero divisor and the most negative value / -1 wrapping, where C++
+// is undefined.
+KILN_HD inline float trunc_div(float a, float b) { return ::truncf(a / b); }
+KILN_HD inline double trunc_div(double a, double b) { return ::trunc(a / b); }
+template <class I> KILN_HD inline I trunc_div(I a, I b) {
+  if constexpr (sizeof(I) == 1) {
+    return a; // bool: never called (NO_B8)
+  } else {
+    if (b == 0)
+      return I(0);
+    if (b == I(-1))
+      return I(0ull - static_cast<unsigned long long>(a));
+    return a / b;
+  }
+}
+
 // NaN-propagating max/min (torch.maximum / torch.minimum).
 template <class T> KILN_HD inline T maximum(T a, T b) { return (a != a || a > b) ? a : b; }
 template <class T> KILN_HD inline T minimum(T a, T b) { return (a != a || a < b) ? a : b; }

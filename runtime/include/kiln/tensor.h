@@ -142,6 +142,12 @@ public:
   Tensor expand(Dims shape) const; // -1 keeps a size
   Tensor unsqueeze(int d) const;
   Tensor squeeze(int d) const;
+  // Views of consecutive pieces along dim d (torch.Tensor.split with one
+  // size, torch.Tensor.chunk): split's pieces have `size` elements along d
+  // (the last fewer); chunk's ceil(size(d) / chunks) (so there may be fewer
+  // than `chunks` pieces). For joining, see kiln/join.h (cat, stack).
+  std::vector<Tensor> split(int64_t size, int d = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int d = 0) const;
 
   // Copies.
   Tensor contiguous() const; // self if already contiguous

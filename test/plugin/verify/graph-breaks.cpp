@@ -201,10 +201,10 @@ struct Base {
   return z + 1;
 }
 
-// 23. Integer division of runtime scalars.
-[[kiln::compile]] Tensor int_div(const Tensor &x, int n) {
+// 23. cat of tensors not written in braces (here chunk's std::vector).
+[[kiln::compile]] Tensor cat_of_vector(const Tensor &x) {
   Tensor y = kiln::exp(x);
-  Tensor z = y * (n / 2); // expected-remark {{integer division of runtime scalars is not supported yet}}
+  Tensor z = kiln::cat(y.chunk(2, 0), 1); // expected-remark {{the tensors of 'kiln::cat' must be written in braces ({a, b}) in a compiled function (a std::vector variable is not supported yet)}}
   return z + 1;
 }
 

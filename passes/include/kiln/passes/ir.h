@@ -57,12 +57,18 @@ enum class Op : uint16_t {
   // is a tensor or a scalar constant for none; is_causal an i64/b8 host
   // scalar; scale an f64 host scalar, 1/sqrt(E) when absent.
   Attention,
+  // Concatenation (kiln::cat, kiln/join.h): cat(t0, ..., tn-1, dim), n >= 1
+  // tensors then the dim, an i64 constant; the result has the tensors'
+  // promoted dtype. Run by the runtime's op (a copy per tensor) after the
+  // host checked the shapes (kiln::gen::cat_shape).
+  Cat,
 };
 
 // Reduction: reduces operand 0 over `dims`. Composite: defined only by its
 // decomposition (decompose replaces it). Shape: a value computed from a
-// shape at run time (ReduceSize). Product: a matrix product (a library
-// GEMM, not generated code) or attention (the runtime's fused kernel). View: a layout op (kiln/ops.def's KILN_VIEW)
+// shape at run time (ReduceSize). Product: a library kernel, not
+// generated code: a matrix product (a GEMM), attention (the runtime's fused
+// kernel) or a concatenation. View: a layout op (kiln/ops.def's KILN_VIEW)
 // of operand 0, its integer arguments i64 scalar operands after it; the
 // host makes it, kernels read it through its strides.
 enum class OpKind : uint8_t {
@@ -122,6 +128,8 @@ inline bool is_view(Op op) { return op_info(op).kind == OpKind::View; }
 inline bool takes_operands(Op op, size_t n) {
   if (op == Op::Attention)
     return n == 5 || n == 6;
+  if (op == Op::Cat)
+    return n >= 2;
   int a = op_info(op).arity;
   return a < 0 ? n >= 1 : n == size_t(a);
 }
@@ -129,6 +137,8 @@ inline bool takes_operands(Op op, size_t n) {
 inline std::string arity_text(Op op) {
   if (op == Op::Attention)
     return "5 or 6";
+  if (op == Op::Cat)
+    return "2 or more";
   int a = op_info(op).arity;
   return a < 0 ? "1 or more" : std::to_string(a);
 }
@@ -147,6 +157,12 @@ inline bool is_expensive(Op op) {
   return op_info(op).traits & op_traits::EXPENSIVE;
 }
 inline bool rejects_b8(Op op) { return op_info(op).traits & op_traits::NO_B8; }
+// A result that jumps at thresholds of its operands: a comparison, or an op
+// with the DISCRETE trait (trunc_div).
+inline bool discrete_result(Op op) {
+  return op_info(op).rule == TypeRule::COMPARE ||
+         (op_info(op).traits & op_traits::DISCRETE);
+}
 // e with op(x, e) == x for every x, bit for bit (and op(e, x) == x when
 // the op is commutative), or none.
 inline std::optional<double> identity_element(Op op) {

@@ -1,0 +1,175 @@
+// cat and stack (kiln/join.h); Tensor::chunk and Tensor::split are views
+// (tensor.cpp).
+#include "detail.h"
+
+#include <kiln/join.h>
+
+#include <string>
+
+namespace kiln {
+
+using detail::fail;
+
+namespace {
+
+// torch's legacy rule: a 1-D tensor with no elements takes no part in cat's
+// shape rule.
+bool skipped(const Dims &s) { return s.rank() == 1 && s[0] == 0; }
+
+// cat's shape rule, shared by the eager op and compiled code's check: the
+// result's shape and the wrapped dim, or why eager raises.
+std::string cat_rule(std::span<const Dims> shapes, int64_t dim, Dims &out,
+                     int &d) {
+  if (shapes.empty())
+    return "expected a non-empty list of tensors";
+  int first = -1;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (shapes[i].rank() == 0)
+      return detail::format("a zero-dimensional tensor (at position %zu) "
+                            "cannot be concatenated",
+                            i);
+    if (first < 0 && !skipped(shapes[i]))
+      first = int(i);
+  }
+  if (first < 0) { // every tensor is skipped: the result is the first's
+    out = shapes[0];
+    d = 0;
+    return "";
+  }
+  const Dims &ref = shapes[size_t(first)];
+  const int rank = ref.rank();
+  if (dim < -rank || dim >= rank)
+    return detail::format("dim %lld is out of range for tensors of rank %d "
+                          "(expected %d to %d)",
+                          (long long)dim, rank, -rank, rank - 1);
+  d = int(dim < 0 ? dim + rank : dim);
+  out = ref;
+  out[d] = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Dims &s = shapes[i];
+    if (skipped(s))
+      continue;
+    if (s.rank() != rank)
+      return detail::format("tensors must have the same number of dimensions: "
+                            "got %d and %d (tensor number %zu in the list)",
+                            rank, s.rank(), i);
+    for (int k = 0; k < rank; ++k)
+      if (k != d && s[k] != ref[k])
+        return detail::format(
+            "sizes of tensors must match except in dimension %d: expected "
+            "size %lld but got size %lld for tensor number %zu in the list",
+            d, (long long)ref[k], (long long)s[k], i);
+    out[d] += s[d];
+  }
+  return "";
+}
+
+} // namespace
+
+Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
+  const char *fn = "kiln::cat";
+  std::vector<Dims> shapes;
+  shapes.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i].defined())
+      fail("%s: tensor number %zu in the list is undefined", fn, i);
+    if (tensors[i].device() != tensors[0].device())
+      fail("%s: expected all tensors to be on one device, but tensor number "
+           "%zu is on %s and tensor number 0 on %s",
+           fn, i, tensors[i].device().str().c_str(),
+           tensors[0].device().str().c_str());
+    shapes.push_back(tensors[i].sizes());
+  }
+  Dims out;
+  int d = 0;
+  if (std::string why = cat_rule(shapes, dim, out, d); !why.empty())
+    fail("%s: %s", fn, why.c_str());
+  DType dt = tensors[0].dtype();
+  for (const Tensor &t : tensors)
+    dt = promote_types(dt, t.dtype());
+  Tensor r = detail::empty_for(fn, out, dt, tensors[0].device());
+  int64_t at = 0;
+  for (const Tensor &t : tensors) {
+    if (skipped(t.sizes()))
+      continue;
+    const int64_t n = t.size(d);
+    if (n != 0)
+      detail::copy_same_device(r.slice(d, at, at + n), t, fn);
+    at += n;
+  }
+  return r;
+}
+
+Tensor stack(const std::vector<Tensor> &tensors, int64_t dim) {
+  const char *fn = "kiln::stack";
+  if (tensors.empty())
+    fail("%s: expected a non-empty list of tensors", fn);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i].defined())
+      fail("%s: tensor number %zu in the list is undefined", fn, i);
+    if (!(tensors[i].sizes() == tensors[0].sizes()))
+      fail("%s: stack expects each tensor to be equal size, but got %s at "
+           "entry 0 and %s at entry %zu",
+           fn, tensors[0].sizes().str().c_str(),
+           tensors[i].sizes().str().c_str(), i);
+  }
+  const int rank = tensors[0].dim() + 1;
+  if (rank > kMaxRank)
+    fail("%s: the result would have rank %d, more than Kiln's %d", fn, rank,
+         kMaxRank);
+  if (dim < -rank || dim >= rank)
+    fail("%s: dim %lld is out of range for the result of rank %d (expected "
+         "%d to %d)",
+         fn, (long long)dim, rank, -rank, rank - 1);
+  std::vector<Tensor> parts;
+  parts.reserve(tensors.size());
+  for (const Tensor &t : tensors)
+    parts.push_back(t.unsqueeze(int(dim)));
+  return cat(parts, dim);
+}
+
+std::vector<Tensor> Tensor::split(int64_t size, int dim) const {
+  const char *fn = "kiln::Tensor::split";
+  if (!defined())
+    fail("%s: the tensor is undefined", fn);
+  if (this->dim() == 0)
+    fail("%s: a zero-dimensional tensor cannot be split", fn);
+  const int d = detail::wrap_dim(dim, this->dim(), fn);
+  const int64_t n = sizes_[d];
+  if (size < 0 || (size == 0 && n != 0))
+    fail("%s: split size %lld must be positive for a dim of size %lld", fn,
+         (long long)size, (long long)n);
+  std::vector<Tensor> parts;
+  if (n == 0) {
+    parts.push_back(*this);
+    return parts;
+  }
+  for (int64_t at = 0; at < n; at += size)
+    parts.push_back(slice(d, at, std::min(n, at + size)));
+  return parts;
+}
+
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int dim) const {
+  const char *fn = "kiln::Tensor::chunk";
+  if (!defined())
+    fail("%s: the tensor is undefined", fn);
+  if (chunks <= 0)
+    fail("%s: the number of chunks must be positive, not %lld", fn,
+         (long long)chunks);
+  if (this->dim() == 0)
+    fail("%s: a zero-dimensional tensor cannot be chunked", fn);
+  const int d = detail::wrap_dim(dim, this->dim(), fn);
+  const int64_t n = sizes_[d];
+  if (n == 0) // torch: `chunks` empty pieces
+    return std::vector<Tensor>(size_t(chunks), *this);
+  return split((n + chunks - 1) / chunks, d);
+}
+
+namespace gen {
+bool cat_shape(std::span<const Dims> shapes, int64_t dim, Dims &out) {
+  int d = 0;
+  return cat_rule(shapes, dim, out, d).empty();
+}
+} // namespace gen
+
+} // namespace kiln

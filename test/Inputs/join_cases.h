@@ -1,0 +1,128 @@
+// The cases of test/plugin/capture/exec-join*.cpp: cat and stack
+// (kiln/join.h) inside compiled functions, and integer division of sizes on
+// the host: rotary position embedding as model code writes it (the halves
+// of the head dim sliced, the second negated, joined by cat). Each case
+// runs compiled and eager (same answers, counters and kernel launches:
+// the cat is the runtime's, one copy per tensor) and is compared with a
+// float64 reference written with loops.
+#pragma once
+
+#include "capture_compare.h"
+
+using kiln::Tensor;
+
+// rotate_half as HF's LLaMA writes it; the head dim comes from the
+// caller (a size of a value the function computes is not captured yet).
+inline Tensor rotate_half(const Tensor &x, int64_t d) {
+  Tensor x1 = x.slice(-1, 0, d / 2);
+  Tensor x2 = x.slice(-1, d / 2, d);
+  return kiln::cat({-x2, x1}, -1);
+}
+
+// q * cos + rotate_half(q) * sin, d / 2 an integer division on the host.
+COMPILE Tensor rope(const Tensor &q, const Tensor &cos, const Tensor &sin) {
+  return q * cos + rotate_half(q, q.size(-1)) * sin;
+}
+
+// Joined along dims 0 and 1, of a computed value and an argument; the
+// result used after.
+COMPILE Tensor cat_rows(const Tensor &a, const Tensor &b) {
+  return kiln::cat({a * 2.0, b}, 0) + 1.0;
+}
+COMPILE Tensor cat_three(const Tensor &a, const Tensor &b, const Tensor &c) {
+  return kiln::cat({a, kiln::sin(b), c}, 1);
+}
+
+// stack: each tensor unsqueezed (a view), then cat.
+COMPILE Tensor stack_last(const Tensor &a, const Tensor &b) {
+  return kiln::sum(kiln::stack({a, b * b}, -1), -1);
+}
+
+// Integer division rounds toward zero, as C++'s: -7 / 2 is -3 (a floor
+// would give -4), so the slice starts where eager's does.
+COMPILE Tensor int_div(const Tensor &x, int64_t n) {
+  return x.slice(0, 0, x.size(0) / n) * 2.0;
+}
+COMPILE Tensor neg_div(const Tensor &x, int64_t n) {
+  const int64_t k = -x.size(0) / n; // negative: toward zero
+  return x.slice(0, x.size(0) + k, x.size(0)) + 1.0;
+}
+
+namespace join_cases {
+
+// rope's reference with loops in float64 (q's last dim even or odd).
+inline Tensor rope_reference(const Tensor &q, const Tensor &c,
+                             const Tensor &s) {
+  Tensor q64 = q.to(kiln::Device::cpu()).to(kiln::f64).contiguous();
+  Tensor c64 = c.to(kiln::Device::cpu()).to(kiln::f64).expand(q.sizes()).contiguous();
+  Tensor s64 = s.to(kiln::Device::cpu()).to(kiln::f64).expand(q.sizes()).contiguous();
+  std::vector<double> qv = q64.to_vector<double>(), cv = c64.to_vector<double>(),
+                      sv = s64.to_vector<double>(), out(qv.size());
+  const int64_t d = q.size(-1), h = d / 2;
+  for (size_t row = 0; row < qv.size() / size_t(d); ++row)
+    for (int64_t j = 0; j < d; ++j) {
+      const size_t at = row * size_t(d);
+      // rotate_half: [-x[h:], x[:h]]
+      const double rot = j < d - h ? -qv[at + size_t(h + j)]
+                                   : qv[at + size_t(j - (d - h))];
+      out[at + size_t(j)] = qv[at + size_t(j)] * cv[at + size_t(j)] +
+                            rot * sv[at + size_t(j)];
+    }
+  return kiln::from_vector(out, q.sizes());
+}
+
+} // namespace join_cases
+
+inline int run_join(kiln::Device dev) {
+  using V = std::vector<Tensor>;
+  using capture_compare::check;
+  auto input = [&](kiln::Dims s, kiln::DType dt, uint64_t seed) {
+    return capture_compare::input(s, dt, seed, dev);
+  };
+  auto k = capture_compare::kernels;
+  auto f64 = [](const Tensor &t) {
+    return t.to(kiln::Device::cpu()).to(kiln::f64);
+  };
+  for (kiln::DType dt : {kiln::DType::f32, kiln::DType::f64,
+                         kiln::DType::bf16, kiln::DType::f16}) {
+    // Head dims even and odd; cos/sin [T, D] broadcast over [B, H, T, D].
+    for (kiln::Dims qs : {kiln::Dims{2, 3, 5, 8}, kiln::Dims{1, 2, 7, 64},
+                          kiln::Dims{1, 1, 3, 5}}) {
+      Tensor q = input(qs, dt, 1), c = input({qs[2], qs[3]}, dt, 2),
+             s = input({qs[2], qs[3]}, dt, 3);
+      // neg, the cat (one copy per half), the combination.
+      check("rope " + qs.str(), dt, [&] { return V{rope(q, c, s)}; }, 1, 0,
+            k(4), {join_cases::rope_reference(q, c, s)});
+    }
+    Tensor a = input({3, 4}, dt, 4), b = input({5, 4}, dt, 5),
+           e = input({3, 2}, dt, 6), g = input({3, 4}, dt, 7);
+    check("cat_rows", dt, [&] { return V{cat_rows(a, b)}; }, 1, 0, k(4),
+          {kiln::cat({f64(a) * 2.0, f64(b)}, 0) + 1.0});
+    check("cat_three", dt, [&] { return V{cat_three(a, e, g)}; }, 1, 0, k(4),
+          {kiln::cat({f64(a), kiln::sin(f64(e)), f64(g)}, 1)});
+    check("stack_last", dt, [&] { return V{stack_last(a, g)}; }, 1, 0, k(4),
+          {f64(a) + f64(g) * f64(g)});
+    Tensor x = input({7, 3}, dt, 8);
+    check("int_div", dt, [&] { return V{int_div(x, 2)}; }, 1, 0, k(1),
+          {f64(x).slice(0, 0, 3) * 2.0});
+    check("neg_div", dt, [&] { return V{neg_div(x, 2)}; }, 1, 0, k(1),
+          {f64(x).slice(0, 4, 7) + 1.0});
+  }
+  // Shapes cat rejects: the guard fails, the original body raises.
+  {
+    Tensor a = input({3, 4}, kiln::f32, 9), b = input({5, 3}, kiln::f32, 10);
+    capture_compare::expect_raises("cat of [3, 4] and [5, 3] along dim 0 raises",
+                                   [&] { return cat_rows(a, b); });
+    kiln::reset_stats();
+    try {
+      (void)cat_rows(a, b);
+    } catch (const std::exception &) {
+    }
+    const bool fell_back = kiln::stats().fallback_calls == 1 ||
+                           std::string(BACKEND) == "backend=eager";
+    std::printf("%s: a cat eager rejects runs the original body\n",
+                fell_back ? "ok" : "MISMATCH");
+    capture_compare::g_mismatches += !fell_back;
+  }
+  return capture_compare::summary();
+}

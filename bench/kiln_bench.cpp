@@ -11,6 +11,8 @@
 //   kiln_bench --first-call [--eager]   (one call in a fresh process)
 #include "workloads.h"
 
+#include "llama_block.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -306,6 +308,39 @@ int main(int argc, char **argv) {
                 return a.causal ? attention_causal(q, k, v) : attention(q, k, v);
               },
               4.0 * n * double(a.T) * (a.causal ? 0.5 : 1.0)});
+    }
+    // A LLaMA-style decoder block at LLaMA-7B's widths (issue 15):
+    // prefill, 1 x 2048 tokens, causal; decode, 16 sequences of one new
+    // token over a 2048-token cache. Floors: the FLOPs (prefill) and the
+    // bytes of the weights and caches read once (decode).
+    {
+      llama::Config c;
+      if (o.quick)
+        c.hidden = 256, c.heads = 8, c.kv_heads = 8, c.mlp = 688;
+      const int64_t T = o.quick ? 64 : 2048, DB = o.quick ? 2 : 16,
+                    S = o.quick ? 64 : 2048, D = c.head_dim(), C = c.hidden;
+      llama::Block blk = llama::make_block(c, 1, kiln::bf16, d);
+      Tensor x = kiln::randn({1, T, C}, kiln::f32, d).to(kiln::bf16);
+      Tensor cos, sin, dcos, dsin;
+      llama::rope_tables(c, 0, T, kiln::bf16, d, cos, sin);
+      llama::rope_tables(c, S, 1, kiln::bf16, d, dcos, dsin);
+      const double wparams = double(C) * (2 * C + 2 * c.kv_heads * D) +
+                             3.0 * double(C) * double(c.mlp) + 2.0 * C;
+      char sp[128];
+      std::snprintf(sp, sizeof sp, "1x%lld, hidden %lld, %lld heads, MLP %lld bf16",
+                    (long long)T, (long long)C, (long long)c.heads, (long long)c.mlp);
+      run(o, {"LLaMA block prefill", sp, 2.0 * (wparams + 2.0 * T * C), 0, 5e-2,
+              [&] { return blk.prefill(x, cos, sin); },
+              2.0 * T * wparams + 2.0 * T * T * C});
+      Tensor xd = kiln::randn({DB, 1, C}, kiln::f32, d).to(kiln::bf16);
+      Tensor kc = kiln::randn({DB, c.kv_heads, S, D}, kiln::f32, d).to(kiln::bf16);
+      Tensor vc = kiln::randn({DB, c.kv_heads, S, D}, kiln::f32, d).to(kiln::bf16);
+      char sd[128];
+      std::snprintf(sd, sizeof sd, "%lldx1, cache %lld, hidden %lld bf16",
+                    (long long)DB, (long long)S, (long long)C);
+      run(o, {"LLaMA block decode", sd,
+              2.0 * (wparams + 2.0 * DB * c.kv_heads * S * D + 2.0 * DB * C), 0, 5e-2,
+              [&] { return blk.decode(xd, kc, vc, dcos, dsin); }});
     }
     const int64_t S = o.quick ? 64 : 4096;
     Tensor fa = kiln::randn({S, S}, kiln::f32, d), fb = kiln::randn({S, S}, kiln::f32, d);

@@ -12,9 +12,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${KILN_BUILD_DIR:-$root/build}"
 stage="$root/.bench"
 "$root/scripts/build.sh" >/dev/null
-cmake --build "$build" --target kiln_bench
+cmake --build "$build" --target kiln_bench llama_block
 mkdir -p "$stage"
-cp "$build/bin/kiln_bench" "$build/lib/libkiln_rt.so" "$stage/"
+cp "$build/bin/kiln_bench" "$build/bin/llama_block" "$build/lib/libkiln_rt.so" \
+  "$build/lib/libkiln_blas.so" "$stage/"
 for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp/ {print $3}'); do
   cp -L "$lib" "$stage/"
 done

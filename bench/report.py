@@ -90,6 +90,8 @@ def main():
             note = ("ok" if r.get("ok") else "MISMATCH") + (
                 f", {r.get('kernels_per_call')} launch" + ("es" if r.get("kernels_per_call", 1) > 1 else "")
                 if kc is not None else "")
+            if t.get("compiled_kernels"):  # the profiler's count, one call
+                note += f" (torch.compile: {t['compiled_kernels']})"
             if r.get("error"):
                 note = "error: " + r["error"]
             if t.get("error"):

@@ -129,6 +129,68 @@ def attention_causal(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
+# The LLaMA-style decoder block of examples/llama/llama_block.h, as Hugging
+# Face's LlamaDecoderLayer computes it (bench/llama_check.py checks the two
+# agree on identical weights).
+def rotate_half(x):
+    d = x.shape[-1]
+    return torch.cat((-x[..., d // 2:], x[..., :d // 2]), dim=-1)
+
+
+def llama_attention_mlp(x, q, k, v, w, causal):
+    B, T, C = x.shape
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                       enable_gqa=k.shape[1] != q.shape[1])
+    r = x + F.linear(o.transpose(1, 2).reshape(B, T, C), w["wo"])
+    m = F.rms_norm(r, (C,), w["mlp_norm"], w["eps"])
+    return r + F.linear(F.silu(F.linear(m, w["w_gate"])) * F.linear(m, w["w_up"]), w["w_down"])
+
+
+def llama_qkv(x, cos, sin, w):
+    B, T, C = x.shape
+    H, Hkv = w["heads"], w["kv_heads"]
+    D = C // H
+    h = F.rms_norm(x, (C,), w["attn_norm"], w["eps"])
+    q = F.linear(h, w["wq"]).view(B, T, H, D).transpose(1, 2)
+    k = F.linear(h, w["wk"]).view(B, T, Hkv, D).transpose(1, 2)
+    v = F.linear(h, w["wv"]).view(B, T, Hkv, D).transpose(1, 2)
+    q = q * cos + rotate_half(q) * sin
+    k = k * cos + rotate_half(k) * sin
+    return q, k, v
+
+
+def llama_prefill(x, cos, sin, w):
+    q, k, v = llama_qkv(x, cos, sin, w)
+    return llama_attention_mlp(x, q, k, v, w, True)
+
+
+def llama_decode(x, k_cache, v_cache, cos, sin, w):
+    q, k, v = llama_qkv(x, cos, sin, w)
+    k = torch.cat((k_cache, k), dim=2)
+    v = torch.cat((v_cache, v), dim=2)
+    return llama_attention_mlp(x, q, k, v, w, False)
+
+
+def llama_weights(C, H, Hkv, M, dev, dt=torch.bfloat16):
+    D = C // H
+    def lin(o, i):
+        return (torch.randn(o, i, device=dev) / math.sqrt(i)).to(dt)
+    return {"attn_norm": (torch.randn(C, device=dev) * 0.1 + 1).to(dt),
+            "wq": lin(H * D, C), "wk": lin(Hkv * D, C), "wv": lin(Hkv * D, C),
+            "wo": lin(C, H * D), "mlp_norm": (torch.randn(C, device=dev) * 0.1 + 1).to(dt),
+            "w_gate": lin(M, C), "w_up": lin(M, C), "w_down": lin(C, M),
+            "heads": H, "kv_heads": Hkv, "eps": 1e-5}
+
+
+def rope_tables(C, H, start, n, dev, dt=torch.bfloat16, theta=10000.0):
+    D = C // H
+    inv = theta ** (-torch.arange(0, D, 2, dtype=torch.float64, device=dev) / D)
+    pos = torch.arange(start, start + n, dtype=torch.float64, device=dev)
+    a = torch.outer(pos, inv)
+    a = torch.cat((a, a), dim=-1)
+    return a.cos().to(dt), a.sin().to(dt)
+
+
 def layer_norm_gelu(x, w, b):
     return F.gelu(F.layer_norm(x, (x.shape[-1],), w, b, 1e-5), approximate="tanh")
 
@@ -165,9 +227,21 @@ BACK_TO_BACK = 20
 OPTS = argparse.Namespace(modes=["default"], only=None)
 
 
-def run(name, fn, args, reps, fresh=None):
+def count_kernels(call):
+    """CUDA kernels (and copies) one call launches, as the profiler sees them."""
+    from torch.profiler import profile, ProfilerActivity
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        call()
+        torch.cuda.synchronize()
+    return sum(1 for e in p.events()
+               if e.device_type == torch.autograd.DeviceType.CUDA)
+
+
+def run(name, fn, args, reps, fresh=None, kernels=False):
     """fresh: for workloads that update their arguments, the initial state
-    as new tensors, for the checked calls (the timed ones use args)."""
+    as new tensors, for the checked calls (the timed ones use args).
+    kernels: also count the kernels one call launches (the profiler)."""
     if OPTS.only and OPTS.only not in name:
         return
     rec = {"workload": name, "impl": "torch"}
@@ -187,6 +261,8 @@ def run(name, fn, args, reps, fresh=None):
             ccall = lambda: compiled_fn(*args)
             rec[key + "_ms"] = median(time_calls(ccall, 3, reps))
             rec[key + "_kt_ms"] = median(time_calls(ccall, 3, reps, BACK_TO_BACK))
+            if kernels:
+                rec[key + "_kernels"] = count_kernels(ccall)
     except Exception as e:  # report, never invent a number
         rec["error"] = f"{type(e).__name__}: {e}"[:300]
     print(json.dumps(rec), flush=True)
@@ -288,6 +364,20 @@ def main():
         q, k, v = (torch.randn(B, H, T, D, device=dev).to(dt) for _ in range(3))
         run(name, attention_causal if causal else attention, (q, k, v), reps)
         del q, k, v
+    # The LLaMA-style block at LLaMA-7B's widths: prefill 1 x 2048, decode
+    # 16 x 1 over a 2048-token cache (bench/kiln_bench.cpp's shapes).
+    C, H, M = 4096, 32, 11008
+    lw = llama_weights(C, H, H, M, dev)
+    lx = torch.randn(1, 2048, C, device=dev).bfloat16()
+    cos, sin = rope_tables(C, H, 0, 2048, dev)
+    run("LLaMA block prefill", llama_prefill, (lx, cos, sin, lw), reps, kernels=True)
+    xd = torch.randn(16, 1, C, device=dev).bfloat16()
+    kc = torch.randn(16, H, 2048, C // H, device=dev).bfloat16()
+    vc = torch.randn(16, H, 2048, C // H, device=dev).bfloat16()
+    dcos, dsin = rope_tables(C, H, 2048, 1, dev)
+    run("LLaMA block decode", llama_decode, (xd, kc, vc, dcos, dsin, lw), reps,
+        kernels=True)
+    del lw, lx, kc, vc
     fa, fb = torch.randn(4096, 4096, device=dev), torch.randn(4096, 4096, device=dev)
     run("matmul f32", matmul_plain, (fa, fb), reps)
     tx, ty = torch.randn(4096, device=dev), torch.randn(4096, device=dev)

@@ -80,6 +80,18 @@ void cuda_memcpy(void *dst, Device dst_dev, const void *src, Device src_dev,
   }
 }
 
+void cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                  size_t width, size_t height, int device, const char *fn) {
+  set_device(device, fn);
+  cuda_check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height,
+                               cudaMemcpyDeviceToDevice, stream_of(device)),
+             fn, "cudaMemcpy2DAsync");
+  rt::bump(rt::kLaunches);
+  if (rt::log_enabled(rt::kLogKernels))
+    rt::log(rt::kLogKernels, "launch %s memcpy2d %zu x %zu bytes (cuda:%d)",
+            fn, height, width, device);
+}
+
 void cuda_synchronize(int device) {
   set_device(device, "kiln::synchronize");
   cuda_check(cudaDeviceSynchronize(), "kiln::synchronize",

@@ -30,6 +30,12 @@ void set_cuda_memory_limit_bytes(size_t bytes, int device);
 void cuda_memcpy(void *dst, Device dst_dev, const void *src, Device src_dev,
                  size_t nbytes);
 void cuda_synchronize(int device);
+// `height` rows of `width` bytes from src (rows `spitch` bytes apart) to
+// dst (rows `dpitch` apart) on one device, queued on its current stream
+// (cudaMemcpy2DAsync: the copy engine's speed, whatever the row length).
+// Counted as a launch.
+void cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                  size_t width, size_t height, int device, const char *fn);
 
 // Streams (kiln/interop.h): a new non-blocking stream, its end, a wait.
 void *cuda_stream_create(int device);

@@ -36,6 +36,11 @@ void cuda_memcpy(void *, Device dst_dev, const void *, Device src_dev,
        src_dev.str().c_str(), dst_dev.str().c_str());
 }
 
+void cuda_copy_2d(void *, size_t, const void *, size_t, size_t, size_t,
+                  int device, const char *fn) {
+  fail("%s: %s (cuda:%d requested)", fn, kWhy, device);
+}
+
 void cuda_synchronize(int device) {
   fail("kiln::synchronize: %s (cuda:%d requested)", kWhy, device);
 }

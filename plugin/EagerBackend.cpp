@@ -188,7 +188,7 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       os << "kiln::cat(std::vector<kiln::Tensor>{";
       for (size_t k = 0; k + 1 < n.operands.size(); ++k)
         os << (k ? ", " : "") << a(k);
-      os << "}, " << int64_t(g.node(n.operands.back()).constant) << ");\n";
+      os << "}, " << ir::cat_dim(g, n) << ");\n";
       continue;
     }
     if (n.op == Op::Attention) { // a scalar mask operand: none

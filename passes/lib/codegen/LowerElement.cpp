@@ -150,17 +150,15 @@ Stmt compute_node(const ir::Graph &g, NodeId id, const ValueMap &values) {
     types.push_back(g.node(o).type);
   const char *ct = compute_type(ir::compute_dtype(n.op, types));
   // An f16/bf16 intermediate is read rounded to its dtype, as eager stored
-  // it, where that rounding shows: by an op with a discrete result (a
-  // comparison, trunc_div, a cast to an integer or bool: ties and
-  // thresholds agree), and by an op of another dtype (a promotion or a
-  // cast to f32/f64: eager widens the stored value, and the result's
-  // precision would show the difference). Within a chain of one 16-bit
-  // dtype values stay in f32, as Inductor's do.
+  // it, where that rounding shows: by an op of another dtype (a comparison,
+  // a cast to an integer, bool, f32 or f64, a promotion: eager widens the
+  // stored value, and ties, thresholds or the result's precision would show
+  // the difference), and by an op with a discrete result in its own dtype
+  // (trunc_div). Within a chain of one 16-bit dtype values stay in f32, as
+  // Inductor's do.
   auto read_rounded = [&](NodeId o) {
-    return rounds_in_eager(g, o) &&
-           (ir::discrete_result(n.op) ||
-            (n.op == Op::Cast && !is_floating(n.cast_to)) ||
-            g.node(o).type.dtype != n.type.dtype);
+    return rounds_in_eager(g, o) && (g.node(o).type.dtype != n.type.dtype ||
+                                     ir::discrete_result(n.op));
   };
   // A cast: kiln::scalar::op_to<storage type>(the operand).
   if (n.op == Op::Cast) {

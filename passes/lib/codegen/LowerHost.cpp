@@ -389,8 +389,7 @@ struct Host {
     std::vector<Expr> shapes;
     for (NodeId t : k.inputs)
       shapes.push_back(sizes_of(t));
-    const std::string dim =
-        std::to_string(int64_t(g.node(pn.operands.back()).constant));
+    const std::string dim = std::to_string(ir::cat_dim(g, pn));
     body.push_back(fail_if(
         lnot(call("kiln::gen::cat_shape",
                   {braces(std::move(shapes)), lit(dim), nm(shape)})),
@@ -621,8 +620,7 @@ struct Host {
           "", "kiln::Tensor", print(tensor_of(g, k.outputs[0])),
           call("kiln::cat",
                {typed_braces("std::vector<kiln::Tensor>", std::move(ts)),
-                lit(std::to_string(
-                    int64_t(g.node(pn.operands.back()).constant)))})));
+                lit(std::to_string(ir::cat_dim(g, pn)))})));
       return;
     }
     if (pn.op == Op::Attention) {

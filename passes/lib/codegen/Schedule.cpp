@@ -770,7 +770,7 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       os << "kernel " << ki << ": cat ";
       for (size_t i = 0; i + 1 < pn.operands.size(); ++i)
         os << (i ? ", " : "") << value_name(pn.operands[i]);
-      os << " along dim " << int64_t(g.node(pn.operands.back()).constant)
+      os << " along dim " << ir::cat_dim(g, pn)
          << " (the runtime's copies)";
       if (std::string l = loc_str(pn.loc); !l.empty())
         os << "    (" << l << ")";

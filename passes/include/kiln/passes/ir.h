@@ -329,6 +329,11 @@ struct Graph {
   std::vector<int> use_counts() const;
 };
 
+// A cat node's dim: its last operand, an i64 constant (infer_types checks).
+inline int64_t cat_dim(const Graph &g, const Node &cat) {
+  return int64_t(g.node(cat.operands.back()).constant);
+}
+
 // Appends nodes with checked operands. Type fields are filled by
 // infer_types (kiln/passes/passes.h) unless the caller sets them.
 class GraphBuilder {

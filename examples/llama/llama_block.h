@@ -55,8 +55,8 @@ struct Block {
 
   // The merged heads o [B, T, C] projected, the residual, RMS norm, the
   // SwiGLU MLP and its residual.
-  // (Defined before the forwards: the plugin inlines a member defined
-  // earlier in the class.)
+  // (These helpers come before the forwards: the plugin inlines a member
+  // defined earlier in the class.)
   Tensor finish(const Tensor &x, const Tensor &o) const {
     Tensor r = x + kiln::linear(o, wo);
     Tensor m = kiln::rms_norm(r, mlp_norm, cfg.eps);
@@ -64,17 +64,26 @@ struct Block {
     return r + kiln::linear(g, w_down);
   }
 
+  // RMS norm, then q, k and v [B, heads, T, D], q and k rotated.
+  struct QKV {
+    Tensor q, k, v;
+  };
+  QKV project(const Tensor &x, const Tensor &cos, const Tensor &sin, int64_t B,
+              int64_t T, int64_t C) const {
+    const int64_t H = cfg.heads, Hkv = cfg.kv_heads, D = C / H;
+    Tensor h = kiln::rms_norm(x, attn_norm, cfg.eps);
+    return {rope(heads(h, wq, B, T, H, D), cos, sin, D),
+            rope(heads(h, wk, B, T, Hkv, D), cos, sin, D),
+            heads(h, wv, B, T, Hkv, D)};
+  }
+
   // Prefill: x [B, T, C] at positions 0..T-1; cos/sin [T, head_dim]. Causal
   // attention over the T tokens.
   [[kiln::compile("dtypes=bf16,f32")]]
   Tensor prefill(const Tensor &x, const Tensor &cos, const Tensor &sin) const {
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
-    const int64_t H = cfg.heads, Hkv = cfg.kv_heads, D = C / H;
-    Tensor h = kiln::rms_norm(x, attn_norm, cfg.eps);
-    Tensor q = rope(heads(h, wq, B, T, H, D), cos, sin, D);
-    Tensor k = rope(heads(h, wk, B, T, Hkv, D), cos, sin, D);
-    Tensor v = heads(h, wv, B, T, Hkv, D);
-    Tensor o = kiln::scaled_dot_product_attention(q, k, v, Tensor(), true);
+    QKV a = project(x, cos, sin, B, T, C);
+    Tensor o = kiln::scaled_dot_product_attention(a.q, a.k, a.v, Tensor(), true);
     return finish(x, o.transpose(1, 2).reshape({B, T, C}));
   }
 
@@ -86,14 +95,10 @@ struct Block {
   Tensor decode(const Tensor &x, const Tensor &k_cache, const Tensor &v_cache,
                 const Tensor &cos, const Tensor &sin) const {
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
-    const int64_t H = cfg.heads, Hkv = cfg.kv_heads, D = C / H;
-    Tensor h = kiln::rms_norm(x, attn_norm, cfg.eps);
-    Tensor q = rope(heads(h, wq, B, T, H, D), cos, sin, D);
-    Tensor k = rope(heads(h, wk, B, T, Hkv, D), cos, sin, D);
-    Tensor v = heads(h, wv, B, T, Hkv, D);
-    Tensor keys = kiln::cat({k_cache, k}, 2);
-    Tensor values = kiln::cat({v_cache, v}, 2);
-    Tensor o = kiln::scaled_dot_product_attention(q, keys, values);
+    QKV a = project(x, cos, sin, B, T, C);
+    Tensor keys = kiln::cat({k_cache, a.k}, 2);
+    Tensor values = kiln::cat({v_cache, a.v}, 2);
+    Tensor o = kiln::scaled_dot_product_attention(a.q, keys, values);
     return finish(x, o.transpose(1, 2).reshape({B, T, C}));
   }
 };

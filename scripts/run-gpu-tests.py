@@ -28,6 +28,20 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 tests = os.path.join(root, ".bench", "gpu-tests")
 env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(root, ".bench") + ":" +
            os.environ.get("LD_LIBRARY_PATH", ""))
+# cuDNN (fused attention): where the toolkit has none, the one PyTorch's
+# wheel ships (nvidia/cudnn/lib), so the attention tests run both kernels.
+if "KILN_CUDNN" not in env:
+    import glob
+    import site
+    dirs = site.getsitepackages() + [site.getusersitepackages()]
+    for d in dirs:
+        found = sorted(glob.glob(os.path.join(d, "nvidia", "cudnn", "lib", "libcudnn.so.9*")) +
+                       glob.glob(os.path.join(d, "nvidia", "cu*", "lib", "libcudnn.so.9*")))
+        if found:
+            env["KILN_CUDNN"] = found[0]
+            env["LD_LIBRARY_PATH"] += ":" + os.path.dirname(found[0])
+            break
+print("cuDNN for attention:", env.get("KILN_CUDNN", "the toolkit's, if any"))
 if args.forced:
     env["KILN_FORCE_GUARD_FAILURE"] = "1"
 mode = "FORCED" if args.forced else "COMPILED"

@@ -947,6 +947,8 @@ void cuda_attention(const AttnArgs &a) {
   if (a.L > INT_MAX || a.S > INT_MAX)
     fail("%s: sequence lengths beyond 2^31 - 1 (L %lld, S %lld)", kFn,
          (long long)a.L, (long long)a.S);
+  if (cudnn_attention(a))
+    return;
 
   AttnParams p{};
   p.q = a.q, p.k = a.k, p.v = a.v, p.mask = a.mask, p.out = a.out;

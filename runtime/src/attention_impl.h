@@ -48,5 +48,10 @@ void cpu_attention(const AttnArgs &a);
 // One launch on the device's current stream (cuda/attention.cu; in a
 // CPU-only build, no_cuda/cuda_absent.cpp says there is no GPU).
 void cuda_attention(const AttnArgs &a);
+// cuDNN's fused attention (cuda/attention_cudnn.cu), which cuda_attention
+// tries first: false when it does not take the case (dtype, mask, strides,
+// head dims, no engine, cuDNN absent or the backend is Kiln), and then
+// nothing was queued.
+bool cudnn_attention(const AttnArgs &a);
 
 } // namespace kiln::detail

@@ -159,6 +159,67 @@ TEST_P(Attention, RefusesWhatTorchRefuses) {
                     "attention takes f32, f16, bf16 or f64");
 }
 
+// CUDA f16/bf16, where two implementations exist: cuDNN's fused attention
+// and Kiln's kernel, each forced in turn (the Cudnn backend raises on a case
+// cuDNN does not take, so a pass proves it ran), against the reference, on
+// the layouts model code makes: heads as a transposed view of [B, L, H, D]
+// (a linear's output), grouped-query heads, L != S, and decode's L = 1.
+TEST_P(Attention, CudnnAndKilnKernels) {
+  if (!dev().is_cuda())
+    GTEST_SKIP() << "one implementation on the CPU";
+  if (!cudnn_attention_available())
+    GTEST_SKIP() << "cuDNN 9 cannot be loaded here (KILN_CUDNN names it): "
+                    "only Kiln's kernels run";
+  struct Restore {
+    ~Restore() { set_attention_backend(AttentionBackend::Auto); }
+  } restore;
+  struct Case {
+    int64_t B, Hq, Hkv, L, S, D;
+    bool causal, heads_view;
+  };
+  manual_seed(3);
+  for (DType t : {bf16, f16})
+    for (Case c : {Case{2, 4, 4, 128, 128, 64, false, false},
+                   Case{2, 4, 4, 100, 100, 64, true, false},
+                   Case{1, 8, 2, 77, 77, 128, true, true},
+                   Case{2, 4, 2, 33, 90, 64, false, true},
+                   Case{3, 8, 8, 1, 200, 128, false, false},
+                   Case{1, 4, 1, 16, 300, 96, true, true}}) {
+      const auto make = [&](int64_t H, int64_t N, int64_t D) {
+        return c.heads_view ? randn_({c.B, N, H, D}, t).transpose(1, 2)
+                            : randn_({c.B, H, N, D}, t);
+      };
+      Tensor q = make(c.Hq, c.L, c.D), k = make(c.Hkv, c.S, c.D),
+             v = make(c.Hkv, c.S, c.D);
+      Tensor want = reference(q, k, v, Tensor(), c.causal, std::nullopt);
+      const std::string what =
+          "B=" + std::to_string(c.B) + " Hq=" + std::to_string(c.Hq) +
+          " Hkv=" + std::to_string(c.Hkv) + " L=" + std::to_string(c.L) +
+          " S=" + std::to_string(c.S) + " D=" + std::to_string(c.D) +
+          (c.causal ? " causal" : "") + (c.heads_view ? " heads view" : "");
+      for (AttentionBackend b : {AttentionBackend::Kiln, AttentionBackend::Cudnn}) {
+        set_attention_backend(b);
+        reset_stats();
+        Tensor o = scaled_dot_product_attention(q, k, v, Tensor(), c.causal);
+        EXPECT_EQ(stats().kernel_launches, 1u) << what;
+        expect_close(o, want,
+                     what + (b == AttentionBackend::Kiln ? " [kiln]" : " [cudnn]"));
+      }
+    }
+  // What cuDNN does not take runs Kiln's kernel under Auto and is an error
+  // under Cudnn: a mask, f32.
+  Tensor q = randn_({1, 2, 16, 64}, bf16), m = randn_({16, 16}, bf16);
+  set_attention_backend(AttentionBackend::Auto);
+  expect_close(scaled_dot_product_attention(q, q, q, m),
+               reference(q, q, q, m, false, std::nullopt), "mask under Auto");
+  set_attention_backend(AttentionBackend::Cudnn);
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q, q, q, m),
+                    "the attention backend is cuDNN, which does not take this "
+                    "case: an attn_mask is given");
+  EXPECT_KILN_ERROR(scaled_dot_product_attention(q.to(f32), q.to(f32), q.to(f32)),
+                    "does not take this case: the dtype is not f16 or bf16");
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, Attention, KT_DEVICES);
 
 } // namespace

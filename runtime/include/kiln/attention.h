@@ -31,6 +31,23 @@ Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
                                     bool is_causal = false,
                                     std::optional<double> scale = std::nullopt);
 
+// Which implementation runs CUDA attention (torch.backends.cuda's
+// enable_*_sdp switches play this part in PyTorch):
+//   Auto  - cuDNN's fused flash attention where it takes the case (f16/bf16,
+//           no attn_mask, head dims up to 128 in multiples of 8, unit last
+//           strides and 16-byte aligned rows and heads) and cuDNN 9 can be
+//           loaded; Kiln's kernels for the rest. The default.
+//   Kiln  - Kiln's kernels only.
+//   Cudnn - cuDNN, and an error saying why for a case it does not take.
+// KILN_ATTENTION=auto|kiln|cudnn sets the process's starting value. The
+// library is looked for at $KILN_CUDNN (a path to libcudnn.so.9), beside
+// the CUDA toolkit Kiln was built with, then on the library search path.
+enum class AttentionBackend { Auto, Kiln, Cudnn };
+void set_attention_backend(AttentionBackend b);
+AttentionBackend attention_backend();
+// Whether cuDNN could be loaded for attention (false in a CPU-only build).
+bool cudnn_attention_available();
+
 } // namespace kiln
 
 // For the code the plugin generates: a compiled function's attention

@@ -6,6 +6,7 @@
 #include "../gemm_impl.h"
 #include "../reduce_programs.h"
 
+#include <kiln/attention.h>
 #include <kiln/rt.h>
 
 namespace kiln::detail {
@@ -79,7 +80,20 @@ void cuda_attention(const AttnArgs &a) {
        a.device.str().c_str());
 }
 
+bool cudnn_attention(const AttnArgs &) { return false; }
+
 } // namespace kiln::detail
+
+namespace kiln {
+
+// The setting is kept (and read back) as in a CUDA build; no attention
+// runs on CUDA here.
+static AttentionBackend g_attention_backend = AttentionBackend::Auto;
+void set_attention_backend(AttentionBackend b) { g_attention_backend = b; }
+AttentionBackend attention_backend() { return g_attention_backend; }
+bool cudnn_attention_available() { return false; }
+
+} // namespace kiln
 
 namespace kiln::rt {
 

@@ -12,7 +12,7 @@
 // RUN: FileCheck --check-prefix=ARGS %s < %t/args
 // RUN: not %kiln_cxx -fplugin-arg-kiln-nvcc=%t/nvcc -fplugin-arg-kiln-cache-dir=%t/cache -fplugin-arg-kiln-arch=ampere -c %s -o %t/a.o 2>&1 | FileCheck --check-prefix=BAD %s
 //
-// COLD: remark: kiln: compiling 3 CUDA kernels of this file with nvcc for {{sm_80,sm_90,compute_90|native \(.*\)}}; later builds take them from the cache
+// COLD: remark: kiln: compiling 4 CUDA kernels of this file with nvcc for {{sm_80,sm_90,compute_90|native \(.*\)}}; later builds take them from the cache
 // ARGS: -fatbin -O3 -std=c++17 --threads 0 {{-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90|-arch=native}} -I
 // ARGS-NEXT: -fatbin -O3 -std=c++17 --threads 0 -gencode arch=compute_90a,code=sm_90a -I
 // ARGS-NEXT: -fatbin -O3 -std=c++17 --threads 0 -gencode arch=compute_120,code=sm_120 -gencode arch=compute_120,code=compute_120 -I

@@ -183,6 +183,24 @@ struct Host {
       es.push_back(addr(tensor_of(g, i)));
     return braces(std::move(es));
   }
+  // `{out0_, in0, in1}` and their element sizes `{2, 2, 4}`: the pointers
+  // in OffsetCalc's operand order.
+  Expr op_pointers(const sched::Kernel &k) const {
+    std::vector<Expr> es;
+    for (size_t j = 0; j < k.outputs.size(); ++j)
+      es.push_back(nm("out" + std::to_string(j) + "_"));
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      es.push_back(nm("in" + std::to_string(i)));
+    return braces(std::move(es));
+  }
+  Expr op_bytes(const sched::Kernel &k) const {
+    std::vector<Expr> es;
+    for (NodeId o : k.outputs)
+      es.push_back(lit(element_size(g.node(o).type.dtype)));
+    for (NodeId i : k.inputs)
+      es.push_back(lit(element_size(g.node(i).type.dtype)));
+    return braces(std::move(es));
+  }
   std::string kernel_label(size_t ki) const {
     return "kernel " + std::to_string(ki) + ": ";
   }
@@ -729,10 +747,16 @@ struct Host {
            eval(call("kiln::rt::make_offset_calc",
                      {shape, operand_list(k), nm("calc")})),
            args_array(sargs),
-           gpu_launch(select(call("kiln::gen::fits_u32", {nm("calc"), n}),
-                             kernel_ref(kname(ki, "s32")),
-                             kernel_ref(kname(ki, "s64"))),
-                      call("kiln::gen::blocks", {n}), lit(256))}));
+           if_then(call("kiln::gen::fits_u32", {nm("calc"), n}) &&
+                       call("kiln::gen::inner_vec",
+                            {nm("calc"), lit(vec), op_pointers(k), op_bytes(k)}),
+                   {gpu_launch(kernel_ref(kname(ki, "sv")),
+                               call("kiln::gen::blocks", {n / lit(vec)}),
+                               lit(256))},
+                   {gpu_launch(select(call("kiln::gen::fits_u32", {nm("calc"), n}),
+                                      kernel_ref(kname(ki, "s32")),
+                                      kernel_ref(kname(ki, "s64"))),
+                               call("kiln::gen::blocks", {n}), lit(256))})}));
       b.push_back(if_then(method(dev, "is_cuda"), std::move(gpu), std::move(cpu)));
     }
     Stmt run = if_then(n > lit(0), std::move(b));

@@ -5,6 +5,9 @@
 //   s32      any layout (broadcast, strided, transposed) through OffsetCalc
 //            with 32-bit index arithmetic, when every offset fits;
 //   s64      the same with 64-bit indices;
+//   sv       s32's layouts where every operand is contiguous or broadcast
+//            along the innermost dim (head views, row broadcasts): V
+//            elements per thread, one OffsetCalc per V, 16-byte accesses;
 // and two CPU loops (rt::cpu_launch splits the range across threads):
 //   contig   every tensor is contiguous in the output's element order: one
 //            flat `omp simd` loop the vectoriser turns into SIMD code;
@@ -121,6 +124,67 @@ Function cuda_strided(const ir::Graph &g, const sched::Kernel &k, int ki,
   return f;
 }
 
+// The s32 layouts whose innermost dim every operand reads contiguously or
+// broadcast (kiln::gen::inner_vec): a thread owns V consecutive elements of
+// a row, finds their offsets once and moves them in 16-byte vectors (an
+// operand broadcast along the row loads one element for all V).
+Function cuda_strided_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
+                          const std::string &symbol, DType dt) {
+  const int v = vector_width(g, k);
+  const size_t nout = k.outputs.size(), nops = nout + k.inputs.size();
+  Function f;
+  f.flavour = "sv";
+  f.name = kernel_name(symbol, ki, dt, f.flavour);
+  f.header = header(g, k, ki, dt,
+                    ": contiguous or broadcast inner dim, " +
+                        std::to_string(v) + " elements per thread");
+  f.launch_bounds = "256";
+  f.params = {{"const int64_t", "n"},
+              {"const kiln::OffsetCalc<" + std::to_string(nops) + ">", "calc"}};
+  for (Param &p : kernel_params(g, k, "__restrict__"))
+    f.params.push_back(std::move(p));
+
+  Expr V = var("V"), t = var("t"), j = var("j"), off = var("off"),
+       step = var("step"), calc = var("calc");
+  f.body.push_back(decl("constexpr", "int", "V", lit(v)));
+  f.body.push_back(decl("const", "uint32_t", "nvec",
+                        cast("uint32_t", var("n") / V)));
+  f.body.push_back(decl("const", "uint32_t", "step",
+                        cast("uint32_t", var("gridDim.x")) * var("blockDim.x")));
+  f.body.push_back(decl("const", "int", "r", calc.field("rank") - lit(1)));
+  for (size_t x = 0; x < k.inputs.size(); ++x)
+    f.body.push_back(decl("const", "bool", "c" + std::to_string(x),
+                          calc.field("strides")[var("r")][int64_t(nout + x)] !=
+                              lit(0)));
+  Stmts loop;
+  loop.push_back(decl_array("uint32_t", "off", std::to_string(nops)));
+  loop.push_back(eval(method(calc, "get", {t * V, off})));
+  for (size_t x = 0; x < k.inputs.size(); ++x)
+    loop.push_back(decl("const", "auto", "x" + std::to_string(x),
+                        call("kiln::gen::vec_load_or_splat<V>",
+                             {in(x) + off[int64_t(nout + x)],
+                              var("c" + std::to_string(x))})));
+  for (auto [y, o] : llvm::enumerate(k.outputs))
+    loop.push_back(decl("",
+                        std::string("kiln::gen::Vec<") +
+                            storage_type(g.node(o).type.dtype) + ", V>",
+                        "y" + std::to_string(y)));
+  ElementAccess va;
+  va.scalar = sc;
+  va.load = [&](int x) { return var("x" + std::to_string(x)).field("v")[j]; };
+  va.store = [&](int y) { return var("y" + std::to_string(y)).field("v")[j]; };
+  loop.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                          element_stmts(g, k, va), LoopHint::Unroll));
+  for (size_t y = 0; y < nout; ++y)
+    loop.push_back(eval(call("kiln::gen::vec_store",
+                             {out(y) + off[int64_t(y)],
+                              var("y" + std::to_string(y))})));
+  f.body.push_back(for_loop(decl("", "uint32_t", "t", global_thread("uint32_t")),
+                            t < var("nvec"), binary("+=", t, step),
+                            std::move(loop)));
+  return f;
+}
+
 // `const auto &c = *static_cast<const <ctx> *>(p);`
 Stmt unpack_ctx(const Kernel &kl) {
   return decl("const", "auto &", "c",
@@ -139,6 +203,7 @@ Kernel lower_pointwise_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   kl.functions.push_back(cuda_vec(g, k, ki, symbol, dt));
   kl.functions.push_back(cuda_strided(g, k, ki, symbol, dt, false));
   kl.functions.push_back(cuda_strided(g, k, ki, symbol, dt, true));
+  kl.functions.push_back(cuda_strided_vec(g, k, ki, symbol, dt));
   return kl;
 }
 

@@ -30,6 +30,21 @@ __device__ __forceinline__ Vec<T, V> vec_load(const T *p) {
   return *reinterpret_cast<const Vec<T, V> *>(p);
 }
 
+// The V elements at p (aligned to sizeof(T) * V) when `contiguous`, else
+// *p in each of the V lanes (an operand broadcast along the inner dim).
+template <int V, class T>
+__device__ __forceinline__ Vec<T, V> vec_load_or_splat(const T *p,
+                                                       bool contiguous) {
+  if (contiguous)
+    return vec_load<V>(p);
+  Vec<T, V> r;
+  const T x = *p;
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    r.v[j] = x;
+  return r;
+}
+
 // Stores go through __stwb (one st.global.wb of the full width): storing
 // the struct let nvcc split some into one store per element (the split
 // kernels' st.global.f32 x 4 instead of st.global.v4.f32: where(sum)'s

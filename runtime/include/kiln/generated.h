@@ -76,6 +76,32 @@ template <int N> bool fits_u32(const OffsetCalc<N> &c, int64_t n) {
   return true;
 }
 
+// Whether the strided kernel's vector flavour (sv) fits: in the collapsed
+// space of make_offset_calc, the innermost dim is a multiple of V long and
+// every operand is contiguous along it (stride 1, its rows starting on a
+// V-element boundary, its pointer aligned to V elements) or broadcast
+// (stride 0). A thread then moves V elements with one offset computation
+// and 16-byte accesses, where the element-wise flavours (s32/s64) divide
+// per element. ptrs and bytes: the operands in OffsetCalc's order.
+template <int N>
+bool inner_vec(const OffsetCalc<N> &c, int V, const void *const (&ptrs)[N],
+               const int (&bytes)[N]) {
+  if (c.rank < 1 || c.sizes[c.rank - 1] % V != 0)
+    return false;
+  const int r = c.rank - 1;
+  for (int i = 0; i < N; ++i) {
+    const int64_t s = c.strides[r][i];
+    if (s == 0)
+      continue;
+    if (s != 1 || !aligned(ptrs[i], unsigned(V * bytes[i])))
+      return false;
+    for (int d = 0; d < r; ++d)
+      if (c.strides[d][i] % V != 0)
+        return false;
+  }
+  return true;
+}
+
 // Blocks of 256 threads for `threads` work items, one item per thread (the
 // kernels still loop, grid-stride, past the largest grid). With a grid of
 // one wave looping over the rest, sin(x)+cos(y) on 2^26 floats reached 86%

@@ -14,16 +14,18 @@
 
 using kiln::Tensor;
 
-// CU:      // Kiln: the CUDA kernels of 'scale_exp' (dump-cuda.cpp:[[@LINE+17]]).
+// CU:      // Kiln: the CUDA kernels of 'scale_exp' (dump-cuda.cpp:[[@LINE+19]]).
 // CU:      extern "C" __global__ void __launch_bounds__(256)
 // CU-NEXT: [[VEC:kiln_scale_exp_[0-9a-f]+_k0_f32_vec]](const int64_t n,
-// CU:      op_mul(v0, float(s0)); // mul(x, s)  at dump-cuda.cpp:[[@LINE+15]]:26
-// CU-NEXT: op_exp(v2); // e = exp(%2)  at dump-cuda.cpp:[[@LINE+14]]:14
-// CU-NEXT: op_add(v3, float(1.0)); // add(e, 1.0)  at dump-cuda.cpp:[[@LINE+14]]:12
+// CU:      op_mul(v0, float(s0)); // mul(x, s)  at dump-cuda.cpp:[[@LINE+17]]:26
+// CU-NEXT: op_exp(v2); // e = exp(%2)  at dump-cuda.cpp:[[@LINE+16]]:14
+// CU-NEXT: op_add(v3, float(1.0)); // add(e, 1.0)  at dump-cuda.cpp:[[@LINE+16]]:12
 // CU:      {{_k0_f32_s32}}(const int64_t n, const kiln::OffsetCalc<2> calc,
 // CU:      {{_k0_f32_s64}}(const int64_t n, const kiln::OffsetCalc<2> calc,
+// CU:      {{_k0_f32_sv}}(const int64_t n, const kiln::OffsetCalc<2> calc,
+// CU:      kiln::gen::vec_load_or_splat<V>(in0 + off[1], c0);
 // JSON: options.cuda = true
-// JSON: kernels[0].cuda_kernels.size = 3
+// JSON: kernels[0].cuda_kernels.size = 4
 // JSON-NEXT: kernels[0].cuda_kernels[0] = "{{.*}}_k0_f32_vec"
 // JSON: guards[1].check = "the dtype of 'x' is f32 (the variant compiled)"
 // JSON: guards[3].check = "on a CUDA device, this file's CUDA kernels were built (nvcc ran)"

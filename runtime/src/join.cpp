@@ -90,9 +90,13 @@ Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
     dt = promote_types(dt, t.dtype());
   Tensor r = detail::empty_for(fn, out, dt, tensors[0].device());
   // Along d the result is rows of out[d] * inner elements; a contiguous
-  // tensor of the result's dtype fills a run of n * inner in each: on CUDA
-  // one 2-D copy (a key/value cache appended to runs at the copy engine's
-  // speed; the general strided copy is several times slower there).
+  // tensor of the result's dtype fills a run of n * inner in each. On CUDA
+  // the copy kernel moves such runs in 16-byte vectors when the runs and
+  // the rows start on 16-byte boundaries (its strided_vec path: a 268 MB
+  // key/value cache appended in 140 us under ncu on an H200, 3.8 TB/s; with
+  // one cudaMemcpy2DAsync per cache instead the LLaMA decode block took
+  // 0.956 ms, with the kernel 0.599). Other runs take one 2-D memcpy, which
+  // beats the element-wise strided kernel (651 us for that cache, ncu).
   int64_t inner = 1, outer = 1;
   for (int k = d + 1; k < out.rank(); ++k)
     inner *= out[k];
@@ -105,7 +109,10 @@ Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
       continue;
     const int64_t n = t.size(d);
     if (n != 0 && r.numel() != 0) {
-      if (r.device().is_cuda() && t.dtype() == dt && t.is_contiguous())
+      const auto on16 = [](int64_t bytes) { return bytes % 16 == 0; };
+      if (r.device().is_cuda() && t.dtype() == dt && t.is_contiguous() &&
+          !(on16(n * inner * int64_t(es)) && on16(out[d] * inner * int64_t(es)) &&
+            on16(at * inner * int64_t(es)) && on16(int64_t(reinterpret_cast<uintptr_t>(t.data_ptr())))))
         detail::cuda_copy_2d(static_cast<char *>(r.data_ptr()) + size_t(at * inner) * es,
                              size_t(out[d] * inner) * es, t.data_ptr(),
                              size_t(n * inner) * es, size_t(n * inner) * es,

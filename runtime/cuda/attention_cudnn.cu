@@ -49,6 +49,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -509,6 +510,17 @@ const char *unsupported(const AttnArgs &a) {
   return nullptr;
 }
 
+// "bf16 B=2 Hq=8 Hkv=2 L=128 S=128 D=64 causal", for the logs.
+std::string describe(const AttnArgs &a) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "%s B=%lld Hq=%lld Hkv=%lld L=%lld S=%lld D=%lld Dv=%lld%s",
+                dtype_name(a.dtype), (long long)a.B, (long long)a.Hq,
+                (long long)a.Hkv, (long long)a.L, (long long)a.S,
+                (long long)a.D, (long long)a.Dv, a.causal ? " causal" : "");
+  return buf;
+}
+
 } // namespace
 
 bool cudnn_attention(const AttnArgs &a) {
@@ -545,13 +557,9 @@ bool cudnn_attention(const AttnArgs &a) {
       why = r.why;
     }
     if (rt::log_enabled(rt::kLogKernels))
-      rt::log(rt::kLogKernels,
-              "cuDNN attention %s B=%lld Hq=%lld Hkv=%lld L=%lld S=%lld "
-              "D=%lld%s: %s%s",
-              dtype_name(a.dtype), (long long)a.B, (long long)a.Hq,
-              (long long)a.Hkv, (long long)a.L, (long long)a.S,
-              (long long)a.D, a.causal ? " causal" : "",
-              plan ? "plan built" : "not taken: ", why.c_str());
+      rt::log(rt::kLogKernels, "cuDNN attention %s: %s%s",
+              describe(a).c_str(), plan ? "plan built" : "not taken: ",
+              why.c_str());
     it = dev.plans.emplace(key, std::move(plan)).first;
     if (!it->second)
       return reject(why);
@@ -592,11 +600,8 @@ bool cudnn_attention(const AttnArgs &a) {
   rt::bump(rt::kLaunches);
   if (rt::log_enabled(rt::kLogKernels))
     rt::log(rt::kLogKernels,
-            "launch scaled_dot_product_attention [cudnn] %s B=%lld Hq=%lld "
-            "L=%lld S=%lld D=%lld%s (cuda:%d)",
-            dtype_name(a.dtype), (long long)a.B, (long long)a.Hq,
-            (long long)a.L, (long long)a.S, (long long)a.D,
-            a.causal ? " causal" : "", device);
+            "launch scaled_dot_product_attention [cudnn] %s (cuda:%d)",
+            describe(a).c_str(), device);
   return true;
 }
 

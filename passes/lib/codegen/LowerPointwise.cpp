@@ -17,6 +17,8 @@
 
 #include <llvm/ADT/STLExtras.h>
 
+#include <functional>
+
 namespace kiln::codegen {
 
 using namespace low;
@@ -41,6 +43,28 @@ Expr global_thread(const std::string &index_type, Expr from = {}) {
   return (from ? from + blocks : blocks) + var("threadIdx.x");
 }
 
+// The body of a vector flavour's loop after its loads: an output vector per
+// output, the element statements V times over lane j, then each vector
+// stored at `at(y)`.
+void vector_body(const ir::Graph &g, const sched::Kernel &k, Stmts &loop,
+                 const std::function<Expr(size_t)> &at) {
+  Expr V = var("V"), j = var("j");
+  for (auto [y, o] : llvm::enumerate(k.outputs))
+    loop.push_back(decl("",
+                        std::string("kiln::gen::Vec<") +
+                            storage_type(g.node(o).type.dtype) + ", V>",
+                        "y" + std::to_string(y)));
+  ElementAccess va;
+  va.scalar = sc;
+  va.load = [&](int x) { return var("x" + std::to_string(x)).field("v")[j]; };
+  va.store = [&](int y) { return var("y" + std::to_string(y)).field("v")[j]; };
+  loop.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                          element_stmts(g, k, va), LoopHint::Unroll));
+  for (size_t y = 0; y < k.outputs.size(); ++y)
+    loop.push_back(eval(call("kiln::gen::vec_store",
+                             {at(y), var("y" + std::to_string(y))})));
+}
+
 Function cuda_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
                   const std::string &symbol, DType dt) {
   const int v = vector_width(g, k);
@@ -55,8 +79,8 @@ Function cuda_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
   for (Param &p : kernel_params(g, k, "__restrict__"))
     f.params.push_back(std::move(p));
 
-  Expr V = var("V"), n = var("n"), t = var("t"), j = var("j"),
-       i = var("i"), step = var("step"), nvec = var("nvec");
+  Expr V = var("V"), n = var("n"), t = var("t"), i = var("i"),
+       step = var("step"), nvec = var("nvec");
   f.body.push_back(decl("constexpr", "int", "V", lit(v)));
   f.body.push_back(decl("const", "int64_t", "nvec", n / V));
   f.body.push_back(decl("const", "int64_t", "step",
@@ -65,20 +89,7 @@ Function cuda_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
   for (size_t x = 0; x < k.inputs.size(); ++x)
     loop.push_back(decl("const", "auto", "x" + std::to_string(x),
                         call("kiln::gen::vec_load<V>", {in(x) + t * V})));
-  for (auto [y, o] : llvm::enumerate(k.outputs))
-    loop.push_back(decl("",
-                        std::string("kiln::gen::Vec<") +
-                            storage_type(g.node(o).type.dtype) + ", V>",
-                        "y" + std::to_string(y)));
-  ElementAccess va;
-  va.scalar = sc;
-  va.load = [&](int x) { return var("x" + std::to_string(x)).field("v")[j]; };
-  va.store = [&](int y) { return var("y" + std::to_string(y)).field("v")[j]; };
-  loop.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
-                          element_stmts(g, k, va), LoopHint::Unroll));
-  for (size_t y = 0; y < k.outputs.size(); ++y)
-    loop.push_back(eval(call("kiln::gen::vec_store",
-                             {out(y) + t * V, var("y" + std::to_string(y))})));
+  vector_body(g, k, loop, [&](size_t y) { return out(y) + t * V; });
   f.body.push_back(for_loop(decl("", "int64_t", "t", global_thread("int64_t")),
                             t < nvec, binary("+=", t, step), std::move(loop)));
   f.body.push_back(comment("The last n % V elements."));
@@ -144,8 +155,8 @@ Function cuda_strided_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
   for (Param &p : kernel_params(g, k, "__restrict__"))
     f.params.push_back(std::move(p));
 
-  Expr V = var("V"), t = var("t"), j = var("j"), off = var("off"),
-       step = var("step"), calc = var("calc");
+  Expr V = var("V"), t = var("t"), off = var("off"), step = var("step"),
+       calc = var("calc");
   f.body.push_back(decl("constexpr", "int", "V", lit(v)));
   f.body.push_back(decl("const", "uint32_t", "nvec",
                         cast("uint32_t", var("n") / V)));
@@ -164,21 +175,8 @@ Function cuda_strided_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
                         call("kiln::gen::vec_load_or_splat<V>",
                              {in(x) + off[int64_t(nout + x)],
                               var("c" + std::to_string(x))})));
-  for (auto [y, o] : llvm::enumerate(k.outputs))
-    loop.push_back(decl("",
-                        std::string("kiln::gen::Vec<") +
-                            storage_type(g.node(o).type.dtype) + ", V>",
-                        "y" + std::to_string(y)));
-  ElementAccess va;
-  va.scalar = sc;
-  va.load = [&](int x) { return var("x" + std::to_string(x)).field("v")[j]; };
-  va.store = [&](int y) { return var("y" + std::to_string(y)).field("v")[j]; };
-  loop.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
-                          element_stmts(g, k, va), LoopHint::Unroll));
-  for (size_t y = 0; y < nout; ++y)
-    loop.push_back(eval(call("kiln::gen::vec_store",
-                             {out(y) + off[int64_t(y)],
-                              var("y" + std::to_string(y))})));
+  vector_body(g, k, loop,
+              [&](size_t y) { return out(y) + off[int64_t(y)]; });
   f.body.push_back(for_loop(decl("", "uint32_t", "t", global_thread("uint32_t")),
                             t < var("nvec"), binary("+=", t, step),
                             std::move(loop)));

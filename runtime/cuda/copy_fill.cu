@@ -3,6 +3,8 @@
 #include "cuda_backend.h"
 #include "pointwise_kernels.cuh"
 
+#include <kiln/generated.h>
+
 namespace kiln::detail {
 
 // --- element-wise ops ---
@@ -86,22 +88,17 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Whether copy_inner_vec_kernel fits: both operands contiguous along the
-// innermost dim, which is a multiple of V long, rows on V-element
-// boundaries, pointers aligned to V elements.
+// Whether copy_inner_vec_kernel fits: the generated kernels' rule
+// (kiln::gen::inner_vec: innermost dim a multiple of V, rows on V-element
+// boundaries, pointers aligned), with both sides contiguous along that dim
+// (this kernel does not splat a broadcast operand).
 template <class S, class D> bool inner_vec_copy(const CopyLaunch &l) {
   constexpr int V = vec_width<S, D>();
   const OffsetCalc<2> &c = l.calc;
-  if (c.rank < 1 || c.sizes[c.rank - 1] % V != 0)
-    return false;
-  const int r = c.rank - 1;
-  if (c.strides[r][0] != 1 || c.strides[r][1] != 1)
-    return false;
-  for (int d = 0; d < r; ++d)
-    if (c.strides[d][0] % V != 0 || c.strides[d][1] % V != 0)
-      return false;
-  return is_aligned(l.args.out, sizeof(D) * V) &&
-         is_aligned(l.args.in, sizeof(S) * V);
+  return c.rank >= 1 && c.strides[c.rank - 1][0] == 1 &&
+         c.strides[c.rank - 1][1] == 1 &&
+         gen::inner_vec(c, V, {l.args.out, l.args.in},
+                        {int(sizeof(D)), int(sizeof(S))});
 }
 
 template <class S, class D> void launch_copy(const CopyLaunch &l) {

@@ -109,10 +109,14 @@ Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
       continue;
     const int64_t n = t.size(d);
     if (n != 0 && r.numel() != 0) {
-      const auto on16 = [](int64_t bytes) { return bytes % 16 == 0; };
+      // Runs, rows, the run's start and the source all on 16 bytes.
+      const int64_t b = int64_t(es);
+      const bool vector_rows =
+          (n * inner * b) % 16 == 0 && (out[d] * inner * b) % 16 == 0 &&
+          (at * inner * b) % 16 == 0 &&
+          reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
       if (r.device().is_cuda() && t.dtype() == dt && t.is_contiguous() &&
-          !(on16(n * inner * int64_t(es)) && on16(out[d] * inner * int64_t(es)) &&
-            on16(at * inner * int64_t(es)) && on16(int64_t(reinterpret_cast<uintptr_t>(t.data_ptr())))))
+          !vector_rows)
         detail::cuda_copy_2d(static_cast<char *>(r.data_ptr()) + size_t(at * inner) * es,
                              size_t(out[d] * inner) * es, t.data_ptr(),
                              size_t(n * inner) * es, size_t(n * inner) * es,

@@ -815,6 +815,8 @@ std::optional<Value> Capturer::view_method(const CXXMemberCallExpr *c,
     break;
   case ViewKind::Contiguous:
     break;
+  case ViewKind::Part: // the compiler's (sink-cat), not a Tensor method
+    return std::nullopt;
   }
   if (!ok)
     return std::nullopt;

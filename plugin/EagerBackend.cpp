@@ -33,6 +33,7 @@ std::vector<ir::Type> node_types(const ir::Graph &g) {
       t[i] = ir::Type::weak_scalar(n.type.dtype);
       break;
     case Op::ReduceSize:
+    case Op::Size:
       t[i] = ir::Type::weak_scalar(DType::i64);
       break;
     default: {
@@ -107,6 +108,7 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       os << ";\n";
       continue;
     case Op::ReduceSize:
+    case Op::Size:
       os << "  const int64_t " << v(id) << " = ";
       if (n.dims.empty())
         os << a(0) << ".numel();\n";

@@ -100,7 +100,7 @@ std::optional<double> fold_reduce_size(const Graph &g, const Node &n) {
 }
 
 std::optional<double> fold(const Graph &g, const Node &n) {
-  if (n.op == Op::ReduceSize)
+  if (n.op == Op::ReduceSize || n.op == Op::Size) // Size: one dim's extent
     return fold_reduce_size(g, n);
   if (!is_pointwise(n.op) || !n.type.scalar)
     return std::nullopt;

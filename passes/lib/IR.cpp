@@ -46,6 +46,8 @@ const OpInfo kOpInfo[] = {
      "", CompositeForm::None, "", ""},
     {"reduce_size", "ReduceSize", 1, OpKind::Shape, TypeRule::None, 0, NONE,
      "", CompositeForm::None, "", ""},
+    {"size", "Size", 1, OpKind::Shape, TypeRule::None, 0, NONE, "",
+     CompositeForm::None, "", ""},
     {"matmul", "Matmul", 2, OpKind::Product, TypeRule::PRODUCT, 0, NONE, "",
      CompositeForm::None, "a, b", ""},
     {"linear", "Linear", 3, OpKind::Product, TypeRule::PRODUCT, 0, NONE, "",

@@ -14,7 +14,7 @@ namespace {
 // that group repeats until nothing changes.
 constexpr llvm::StringLiteral kDefaultPipeline =
     "infer-types,fuse-attention,decompose,infer-types,(fold-constants,"
-    "simplify,cse),dce";
+    "simplify,cse),sink-cat,(fold-constants,simplify,cse),infer-types,dce";
 
 using PassFn = llvm::Expected<Graph> (*)(const Graph &, const PassOptions &);
 
@@ -35,6 +35,7 @@ const Registered kPasses[] = {
     {"dce", infallible<dce>},
     {"fold-constants", infallible<fold_constants>},
     {"simplify", simplify},
+    {"sink-cat", sink_cat},
 };
 
 PassFn find_pass(llvm::StringRef name) {

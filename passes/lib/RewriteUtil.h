@@ -7,7 +7,7 @@
 
 namespace kiln::ir {
 
-// Number of ops: ReduceSize is the last of enum Op.
+// Number of ops: Cat is the last of enum Op.
 inline constexpr int kNumOps = static_cast<int>(Op::Cat) + 1;
 
 // A builder for the rewritten form of `g`: same name, assumptions and

@@ -186,9 +186,13 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
   // Reductions and reduce_size reduce as sum does (REDUCE).
   CompositeForm how = info.kind == OpKind::Composite ? info.form
                                                      : CompositeForm::REDUCE;
-  if (n.keepdim && (how != CompositeForm::REDUCE || n.op == Op::ReduceSize))
+  const bool count = n.op == Op::ReduceSize || n.op == Op::Size;
+  if (n.op == Op::Size && n.dims.size() != 1)
+    return fail(op + " reads one dim's extent: its dims are one dim, not " +
+                dims_text(n.dims));
+  if (n.keepdim && (how != CompositeForm::REDUCE || count))
     return fail(op + " has no use for keepdim=true: " +
-                (n.op == Op::ReduceSize ? "its result is a number"
+                (count ? "its result is a number"
                                         : "its result has its operand's "
                                           "shape"));
   if (how == CompositeForm::NORM && (n.dims.size() != 1 || n.dims[0] != -1))
@@ -237,7 +241,7 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
     shape = *broadcast(shape, t.shape, assumptions);
   }
 
-  if (n.op == Op::ReduceSize)
+  if (count)
     return Type::weak_scalar(DType::i64);
   if (how != CompositeForm::REDUCE)
     return Type::tensor(x.dtype, shape);
@@ -445,7 +449,7 @@ llvm::Expected<Type> infer_view(const Graph &g, const Node &n, Fail fail) {
   const bool dims_args = k == ViewKind::Transpose || k == ViewKind::Permute ||
                          k == ViewKind::Unsqueeze || k == ViewKind::Squeeze;
   if ((dims_args && llvm::any_of(args, [](auto a) { return !a; })) ||
-      (k == ViewKind::Slice && !args[0]))
+      ((k == ViewKind::Slice || k == ViewKind::Part) && !args[0]))
     return fail("the dims of " + op + " must be constants");
   const Type unknown = Type::tensor(x.dtype);
   if (!x.shape.ranked)
@@ -506,6 +510,19 @@ llvm::Expected<Type> infer_view(const Graph &g, const Node &n, Fail fail) {
       return unknown; // a size 1 or not: known at run time
     if (xd[*d].value == 1)
       out.erase(out.begin() + *d);
+    break;
+  }
+  case ViewKind::Part: {
+    // Known when the tensor is broadcast along d or the length is known.
+    const int64_t d = *args[0];
+    if (d >= 0)
+      return fail(op + ": dim " + std::to_string(d) + " must count from the end");
+    if (rank < -d || (!xd[rank + d].is_symbolic() && xd[rank + d].value == 1))
+      break;
+    // A symbolic extent may be 1 at run time (the whole tensor).
+    if (!args[2] || xd[rank + d].is_symbolic())
+      return unknown;
+    out[rank + d] = SymDim::constant(*args[2]);
     break;
   }
   case ViewKind::Slice: {

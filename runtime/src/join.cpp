@@ -65,6 +65,52 @@ std::string cat_rule(std::span<const Dims> shapes, int64_t dim, Dims &out,
   return "";
 }
 
+// Copies each defined tensor into its piece of r along d (the shapes:
+// every tensor's, a piece written in place too).
+void fill(const Tensor &r, const std::vector<Tensor> &tensors,
+          std::span<const Dims> shapes, int d, const char *fn) {
+  // Along d the result is rows of out[d] * inner elements; a contiguous
+  // tensor of the result's dtype fills a run of n * inner in each. On CUDA
+  // the copy kernel moves such runs in 16-byte vectors when the runs and
+  // the rows start on 16-byte boundaries (its strided_vec path: a 268 MB
+  // key/value cache appended in 140 us under ncu on an H200, 3.8 TB/s; with
+  // one cudaMemcpy2DAsync per cache instead the LLaMA decode block took
+  // 0.956 ms, with the kernel 0.599). Other runs take one 2-D memcpy, which
+  // beats the element-wise strided kernel (651 us for that cache, ncu).
+  const Dims &out = r.sizes();
+  const DType dt = r.dtype();
+  int64_t inner = 1, outer = 1;
+  for (int k = d + 1; k < out.rank(); ++k)
+    inner *= out[k];
+  for (int k = 0; k < d; ++k)
+    outer *= out[k];
+  const size_t es = element_size(dt);
+  int64_t at = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (skipped(shapes[i]))
+      continue;
+    const Tensor &t = tensors[i];
+    const int64_t n = shapes[i][d];
+    if (t.defined() && n != 0 && r.numel() != 0) {
+      // Runs, rows, the run's start and the source all on 16 bytes.
+      const int64_t b = int64_t(es);
+      const bool vector_rows =
+          (n * inner * b) % 16 == 0 && (out[d] * inner * b) % 16 == 0 &&
+          (at * inner * b) % 16 == 0 &&
+          reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+      if (r.device().is_cuda() && r.is_contiguous() && t.dtype() == dt &&
+          t.is_contiguous() && !vector_rows)
+        detail::cuda_copy_2d(static_cast<char *>(r.data_ptr()) + size_t(at * inner) * es,
+                             size_t(out[d] * inner) * es, t.data_ptr(),
+                             size_t(n * inner) * es, size_t(n * inner) * es,
+                             size_t(outer), r.device().index, fn);
+      else
+        detail::copy_same_device(r.slice(d, at, at + n), t, fn);
+    }
+    at += n;
+  }
+}
+
 } // namespace
 
 Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
@@ -89,43 +135,7 @@ Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
   for (const Tensor &t : tensors)
     dt = promote_types(dt, t.dtype());
   Tensor r = detail::empty_for(fn, out, dt, tensors[0].device());
-  // Along d the result is rows of out[d] * inner elements; a contiguous
-  // tensor of the result's dtype fills a run of n * inner in each. On CUDA
-  // the copy kernel moves such runs in 16-byte vectors when the runs and
-  // the rows start on 16-byte boundaries (its strided_vec path: a 268 MB
-  // key/value cache appended in 140 us under ncu on an H200, 3.8 TB/s; with
-  // one cudaMemcpy2DAsync per cache instead the LLaMA decode block took
-  // 0.956 ms, with the kernel 0.599). Other runs take one 2-D memcpy, which
-  // beats the element-wise strided kernel (651 us for that cache, ncu).
-  int64_t inner = 1, outer = 1;
-  for (int k = d + 1; k < out.rank(); ++k)
-    inner *= out[k];
-  for (int k = 0; k < d; ++k)
-    outer *= out[k];
-  const size_t es = element_size(dt);
-  int64_t at = 0;
-  for (const Tensor &t : tensors) {
-    if (skipped(t.sizes()))
-      continue;
-    const int64_t n = t.size(d);
-    if (n != 0 && r.numel() != 0) {
-      // Runs, rows, the run's start and the source all on 16 bytes.
-      const int64_t b = int64_t(es);
-      const bool vector_rows =
-          (n * inner * b) % 16 == 0 && (out[d] * inner * b) % 16 == 0 &&
-          (at * inner * b) % 16 == 0 &&
-          reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
-      if (r.device().is_cuda() && t.dtype() == dt && t.is_contiguous() &&
-          !vector_rows)
-        detail::cuda_copy_2d(static_cast<char *>(r.data_ptr()) + size_t(at * inner) * es,
-                             size_t(out[d] * inner) * es, t.data_ptr(),
-                             size_t(n * inner) * es, size_t(n * inner) * es,
-                             size_t(outer), r.device().index, fn);
-      else
-        detail::copy_same_device(r.slice(d, at, at + n), t, fn);
-    }
-    at += n;
-  }
+  fill(r, tensors, shapes, d, fn);
   return r;
 }
 
@@ -195,6 +205,30 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int dim) const {
 }
 
 namespace gen {
+Tensor cat_piece(const Tensor &r, std::span<const Dims> shapes, int64_t dim,
+                 size_t j) {
+  if (skipped(shapes[j])) // no part in the result: an empty tensor
+    return empty(shapes[j], r.dtype(), r.device());
+  Dims out;
+  int d = 0;
+  if (std::string why = cat_rule(shapes, dim, out, d); !why.empty())
+    fail("kiln::gen::cat_piece: %s", why.c_str());
+  int64_t at = 0;
+  for (size_t i = 0; i < j; ++i)
+    if (!skipped(shapes[i]))
+      at += shapes[i][d];
+  return r.slice(d, at, at + shapes[j][d]);
+}
+
+void cat_copy(const Tensor &r, const std::vector<Tensor> &tensors,
+              std::span<const Dims> shapes, int64_t dim) {
+  Dims out;
+  int d = 0;
+  if (std::string why = cat_rule(shapes, dim, out, d); !why.empty())
+    fail("kiln::gen::cat_copy: %s", why.c_str());
+  fill(r, tensors, shapes, d, "kiln::cat");
+}
+
 bool cat_shape(std::span<const Dims> shapes, int64_t dim, Dims &out) {
   int d = 0;
   return cat_rule(shapes, dim, out, d).empty();

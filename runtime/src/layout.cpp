@@ -179,6 +179,24 @@ Layout view_layout(ViewKind kind, const Layout &in,
     out.offset = in.offset + start * in.strides[d];
     return out;
   }
+  case ViewKind::Part: {
+    want_args(args, 4, fn);
+    const int64_t d = args[0], start = args[1], len = args[2], full = args[3];
+    if (d >= 0)
+      fail("%s: dim %lld must count from the end", fn, (long long)d);
+    if (rank < -d || in.sizes[int(rank + d)] == 1)
+      return out; // broadcast along d: every piece reads all of it
+    const int i = int(rank + d);
+    if (in.sizes[i] != full)
+      fail("%s: size %lld at dim %d does not broadcast to %lld", fn,
+           (long long)in.sizes[i], i, (long long)full);
+    if (start < 0 || len < 0 || start + len > full)
+      fail("%s: [%lld, %lld) is not within %lld", fn, (long long)start,
+           (long long)(start + len), (long long)full);
+    out.sizes[i] = len;
+    out.offset = in.offset + start * in.strides[i];
+    return out;
+  }
   case ViewKind::Expand: {
     Dims shape = dims_of(args);
     int r = shape.rank(), lead = r - rank;

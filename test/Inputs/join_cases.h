@@ -2,9 +2,10 @@
 // (kiln/join.h) inside compiled functions, and integer division of sizes on
 // the host: rotary position embedding as model code writes it (the halves
 // of the head dim sliced, the second negated, joined by cat). Each case
-// runs compiled and eager (same answers, counters and kernel launches:
-// the cat is the runtime's, one copy per tensor) and is compared with a
-// float64 reference written with loops.
+// runs compiled and eager (same answers and counters) and is compared with
+// a float64 reference written with loops. Compiled, the kernel launches
+// count what sink-cat and the cat's in-place pieces save: rotary embedding
+// is one kernel writing both halves of its result.
 #pragma once
 
 #include "capture_compare.h"
@@ -22,6 +23,21 @@ inline Tensor rotate_half(const Tensor &x, int64_t d) {
 // q * cos + rotate_half(q) * sin, d / 2 an integer division on the host.
 COMPILE Tensor rope(const Tensor &q, const Tensor &cos, const Tensor &sin) {
   return q * cos + rotate_half(q, q.size(-1)) * sin;
+}
+
+// Rotary embedding of a new key appended to a cache (a decode step): the
+// rotation's halves are pieces of the inner cat, itself a piece of the
+// cache's; the cache is the one copy.
+COMPILE Tensor rope_append(const Tensor &cache, const Tensor &k,
+                           const Tensor &cos, const Tensor &sin) {
+  return kiln::cat({cache, k * cos + rotate_half(k, k.size(-1)) * sin}, 2);
+}
+
+// Work after a cat moves before it: a scalar, a tensor broadcast along the
+// cat's dim (one column, or of lower rank), a chain of ops.
+COMPILE Tensor sink_chain(const Tensor &a, const Tensor &b, const Tensor &col,
+                          const Tensor &row) {
+  return kiln::exp(kiln::cat({a, kiln::sin(b)}, -1) * col + row) * 0.5;
 }
 
 // Joined along dims 0 and 1, of a computed value and an argument; the
@@ -90,15 +106,41 @@ inline int run_join(kiln::Device dev) {
                           kiln::Dims{1, 1, 3, 5}}) {
       Tensor q = input(qs, dt, 1), c = input({qs[2], qs[3]}, dt, 2),
              s = input({qs[2], qs[3]}, dt, 3);
-      // neg, the cat (one copy per half), the combination.
+      // One kernel writes both halves into the result; an odd head dim
+      // has halves of two shapes: a kernel each.
       check("rope " + qs.str(), dt, [&] { return V{rope(q, c, s)}; }, 1, 0,
-            k(4), {join_cases::rope_reference(q, c, s)});
+            k(qs[3] % 2 ? 2 : 1), {join_cases::rope_reference(q, c, s)});
+      // cos/sin broadcast along the head dim (one value per position).
+      Tensor c1 = input({qs[2], 1}, dt, 11), s1 = input({qs[2], 1}, dt, 12);
+      check("rope, cos [T, 1] " + qs.str(), dt,
+            [&] { return V{rope(q, c1, s1)}; }, 1, 0, k(qs[3] % 2 ? 2 : 1),
+            {join_cases::rope_reference(q, c1, s1)});
+      // Appended to a cache of 6 positions: the rotation (one kernel, two
+      // for odd heads) and the cache's copy.
+      Tensor cache = input({qs[0], qs[1], 6, qs[3]}, dt, 13),
+             kn = input({qs[0], qs[1], 1, qs[3]}, dt, 14),
+             cn = input({1, qs[3]}, dt, 15), sn = input({1, qs[3]}, dt, 16);
+      check("rope_append " + qs.str(), dt,
+            [&] { return V{rope_append(cache, kn, cn, sn)}; }, 1, 0,
+            k(qs[3] % 2 ? 3 : 2),
+            {kiln::cat({f64(cache), join_cases::rope_reference(kn, cn, sn)}, 2)});
+    }
+    {
+      Tensor a = input({4, 6}, dt, 17), b = input({4, 2}, dt, 18),
+             col = input({4, 1}, dt, 19), row = input({8}, dt, 20);
+      // Pieces of two shapes: a kernel each, nothing copied.
+      check("sink_chain", dt, [&] { return V{sink_chain(a, b, col, row)}; }, 1,
+            0, k(2),
+            {kiln::exp(kiln::cat({f64(a), kiln::sin(f64(b))}, -1) * f64(col) +
+                       f64(row)) *
+             0.5});
     }
     Tensor a = input({3, 4}, dt, 4), b = input({5, 4}, dt, 5),
            e = input({3, 2}, dt, 6), g = input({3, 4}, dt, 7);
-    check("cat_rows", dt, [&] { return V{cat_rows(a, b)}; }, 1, 0, k(4),
+    // a * 2 written into its piece, b copied, the + 1.
+    check("cat_rows", dt, [&] { return V{cat_rows(a, b)}; }, 1, 0, k(3),
           {kiln::cat({f64(a) * 2.0, f64(b)}, 0) + 1.0});
-    check("cat_three", dt, [&] { return V{cat_three(a, e, g)}; }, 1, 0, k(4),
+    check("cat_three", dt, [&] { return V{cat_three(a, e, g)}; }, 1, 0, k(3),
           {kiln::cat({f64(a), kiln::sin(f64(e)), f64(g)}, 1)});
     check("stack_last", dt, [&] { return V{stack_last(a, g)}; }, 1, 0, k(4),
           {f64(a) + f64(g) * f64(g)});
@@ -107,6 +149,13 @@ inline int run_join(kiln::Device dev) {
           {f64(x).slice(0, 0, 3) * 2.0});
     check("neg_div", dt, [&] { return V{neg_div(x, 2)}; }, 1, 0, k(1),
           {f64(x).slice(0, 4, 7) + 1.0});
+  }
+  // cos one column too wide: eager's broadcast raises, and so does the
+  // compiled call (its pieces' views do not fit; the original body runs).
+  {
+    Tensor q = input({1, 2, 3, 8}, kiln::f32, 21), c = input({3, 9}, kiln::f32, 22);
+    capture_compare::expect_raises("rope with cos [3, 9] against q [.., 8] raises",
+                                   [&] { return rope(q, c, c); });
   }
   // Shapes cat rejects: the guard fails, the original body raises.
   {

@@ -161,7 +161,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   for (const ir::Node &n : spec.graph.nodes)
     captured += ir::op_info(n.op).arity != 0;
   for (auto [ki, k] : llvm::enumerate(v0.plan.kernels))
-    if (!llvm::is_contained(v0.plan.unfused, int(ki)))
+    if (!v0.plan.is_unfused(int(ki)))
       fused += k.nodes.size();
   // Scalar ops the host computes before the launches (sched::is_host_scalar).
   size_t host = 0;
@@ -186,7 +186,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
               {"attention kernel", "attention kernels"},
               {"concatenation", "concatenations"}};
   for (const sched::Kernel &k : v0.plan.kernels)
-    if (k.kind == sched::Kernel::Kind::Product) {
+    if (k.kind == sched::Kernel::Kind::Product && !v0.plan.copies_nothing(k)) {
       const ir::Op op = v0.graph.node(k.product).op;
       ++libs[ir::is_gemm(op) ? 0 : op == ir::Op::Attention ? 1 : 2].n;
     }
@@ -209,9 +209,9 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   if (!kinds.empty())
     kinds = " (" + kinds + ")";
   std::string apart =
-      v0.plan.fused < 0
+      v0.plan.multi.empty()
           ? ""
-          : " (" + std::to_string(v0.plan.unfused.size()) +
+          : " (" + std::to_string(v0.plan.launched_apart()) +
                 " when the outputs' shapes differ)";
   fc.remarks.push_back(
       {spec.loc, "compiled '" + spec.user_name + "': " + ops(captured) +
@@ -281,12 +281,27 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
         continue;
       }
       if (pn.op == ir::Op::Cat) {
+        std::string copied, in_place;
+        for (NodeId t : k.inputs)
+          (v0.plan.cat_of(t) == k.product ? in_place : copied) +=
+              ((v0.plan.cat_of(t) == k.product ? in_place : copied).empty()
+                   ? ""
+                   : ", ") +
+              operand_name(g, t);
         fc.remarks.push_back(
             {pn.loc.valid() ? pn.loc : spec.loc,
-             "cat of " + input_names(g, k) + " is the runtime's (one copy "
-             "per tensor into the result): work before it writes its "
-             "tensors, work after it reads the result; not fused into "
-             "a kernel yet"});
+             "cat of " + input_names(g, k) +
+                 (in_place.empty()
+                      ? " is the runtime's (one copy per tensor into the "
+                        "result): work before it writes its tensors, work "
+                        "after it reads the result"
+                      : copied.empty()
+                            ? ": the kernels computing its tensors write "
+                              "them into the result (no copy)"
+                            : ": " + in_place +
+                                  " written into the result by the kernels "
+                                  "computing them, " + copied +
+                                  " copied by the runtime")});
         continue;
       }
       std::string m = std::string(ir::op_info(pn.op).name) +

@@ -27,7 +27,7 @@ std::vector<KernelInfo> kernel_infos(const FunctionSpec &spec,
       info.reduction = k.kind == sched::Kernel::Kind::Reduction;
       info.product = k.kind == sched::Kernel::Kind::Product;
       info.passes = info.reduction ? k.passes : 1;
-      if (int(ki) == v.plan.fused)
+      if (v.plan.is_fused(int(ki)))
         info.runs = "when the outputs share one shape";
       else if (v.plan.alternative(int(ki)))
         info.runs = "when the outputs' shapes differ";

@@ -78,7 +78,7 @@ struct Host {
     if (ir::is_view(g.node(in).op))
       return layout_of(in).field("sizes");
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
-      if (int(ki) == v.plan.fused || !llvm::is_contained(k.outputs, in))
+      if (v.plan.is_fused(int(ki)) || !llvm::is_contained(k.outputs, in))
         continue;
       std::string n = std::to_string(ki);
       if (k.kind != sched::Kernel::Kind::Reduction)
@@ -96,7 +96,7 @@ struct Host {
   // -1 for an argument.
   int writer_of(NodeId id) const {
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels))
-      if (int(ki) != v.plan.fused && llvm::is_contained(k.outputs, id))
+      if (!v.plan.is_fused(int(ki)) && llvm::is_contained(k.outputs, id))
         return int(ki);
     return -1;
   }
@@ -128,16 +128,70 @@ struct Host {
   template <class F> void views_ready(int upto, std::vector<bool> &done, F f) {
     for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id) {
       if (!ir::is_view(g.node(id).op) || done[id] ||
-          writer_of(base_of(id)) >= upto)
+          writer_of(base_of(id)) >= upto || !scalars_ready(id, upto))
         continue;
       done[id] = true;
       f(id, g.node(id));
     }
   }
+
+  // ---- host scalars ----
+
+  // The host scalars some kernel or layout op takes, and what they are
+  // computed from; their values once computed (value_var).
+  std::vector<bool> needed = std::vector<bool>(g.nodes.size(), false);
+  std::vector<bool> computed = std::vector<bool>(g.nodes.size(), false);
+  ValueMap values = ValueMap();
+  // Whether host scalar id reads a shape (a `size`, directly or through
+  // what it is computed from): it waits for that shape.
+  bool reads_shape(NodeId id) const {
+    const ir::Node &n = g.node(id);
+    if (n.op == Op::Size)
+      return true;
+    return llvm::any_of(n.operands, [&](NodeId o) { return reads_shape(o); });
+  }
+  // Whether the shapes the operands of node id (a view or host scalar)
+  // read are known once kernels before `upto` have their spaces: an
+  // argument's, a laid-out view's, an earlier kernel's output's.
+  bool scalars_ready(NodeId id, int upto) const {
+    for (NodeId o : llvm::ArrayRef<NodeId>(g.node(id).operands)
+                        .drop_front(ir::is_view(g.node(id).op) ? 1 : 0)) {
+      const ir::Node &on = g.node(o);
+      if (on.op == Op::Size) {
+        NodeId x = on.operands[0];
+        if (ir::is_view(g.node(x).op) ? !laid_out[x]
+                                      : g.node(x).op != Op::Input &&
+                                            writer_of(x) >= upto)
+          return false;
+      } else if (!scalars_ready(o, upto)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  // Computes host scalar id (and what it needs) unless done.
+  void compute_scalar(NodeId id) {
+    const ir::Node &n = g.node(id);
+    if (computed[id] || n.op == Op::Constant || n.op == Op::ScalarInput)
+      return;
+    computed[id] = true;
+    for (NodeId o : n.operands)
+      if (n.op != Op::Size)
+        compute_scalar(o);
+    if (n.op == Op::Size)
+      body.push_back(decl("const", "int64_t", print(value_var(id)),
+                          call("kiln::gen::dim_size",
+                               {sizes_of(n.operands[0]), lit(n.dims[0])})));
+    else
+      body.push_back(compute_node(g, id, values));
+    values[id] = value_var(id);
+  }
   // Their layouts, before the first launch: a view eager would raise on
   // runs the original body instead.
   void view_layouts(int upto) {
     views_ready(upto, laid_out, [&](NodeId id, const ir::Node &n) {
+      for (NodeId a : llvm::ArrayRef<NodeId>(n.operands).drop_front())
+        compute_scalar(a);
       NodeId x = n.operands[0];
       Expr in = g.node(x).op == Op::Input ? method(arg_of(g, x), "layout")
                 : ir::is_view(g.node(x).op)
@@ -453,12 +507,12 @@ struct Host {
   // broadcast of all the inputs, when it is and every output's shape is
   // that (computed by the per-input-set kernels' spaces, the guards).
   // Not a guard: the per-input-set kernels run otherwise.
-  void fused_space(const sched::KernelPlan &plan) {
-    const std::string n = std::to_string(plan.fused);
-    const sched::Kernel &k = plan.kernels[plan.fused];
+  void fused_space(const sched::KernelPlan::MultiOutput &m) {
+    const std::string n = std::to_string(m.fused);
+    const sched::Kernel &k = v.plan.kernels[m.fused];
     body.push_back(decl("", "kiln::Dims", "shape" + n));
     Expr same = call("kiln::rt::broadcast_shapes", {size_list(k), nm("shape" + n)});
-    for (int u : plan.unfused)
+    for (int u : m.unfused)
       same = same && nm("shape" + std::to_string(u)) == nm("shape" + n);
     body.push_back(decl("const", "bool", "fuse" + n, same));
   }
@@ -576,8 +630,37 @@ struct Host {
         return &w;
     return nullptr;
   }
+  // Piece `id` of the cat it is written into (sched::KernelPlan::into_cat).
+  Expr cat_piece(NodeId id) const {
+    const NodeId c = v.plan.cat_of(id);
+    const ir::Node &cn = g.node(c);
+    std::vector<Expr> shapes;
+    for (NodeId t : llvm::ArrayRef<NodeId>(cn.operands).drop_back())
+      shapes.push_back(sizes_of(t));
+    return call("kiln::gen::cat_piece",
+                {tensor_of(g, c), braces(std::move(shapes)),
+                 lit(std::to_string(ir::cat_dim(g, cn))),
+                 lit(int64_t(llvm::find(cn.operands, id) - cn.operands.begin()))});
+  }
+  // The results of the cats kernels write pieces of, before the first
+  // launch: the outer one first (an inner cat is a piece of it).
+  void allocate_cats() {
+    for (NodeId c = NodeId(g.nodes.size()) - 1; c >= 0; --c) {
+      if (g.node(c).op != Op::Cat ||
+          (!v.plan.cat_in_place(c) && v.plan.cat_of(c) < 0))
+        continue;
+      body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, c)),
+                          v.plan.cat_of(c) >= 0
+                              ? cat_piece(c)
+                              : call("kiln::empty",
+                                     {sizes_of(c), dtype_expr(g.node(c).type.dtype),
+                                      dev})));
+    }
+  }
   Expr output_tensor(int ki, NodeId o,
                      const sched::Kernel::WriteInto *w) const {
+    if (v.plan.cat_of(o) >= 0)
+      return cat_piece(o);
     const Expr shape = nm("shape" + std::to_string(ki)),
                dt = dtype_expr(g.node(o).type.dtype);
     if (w)
@@ -595,11 +678,12 @@ struct Host {
   // The multi-output kernel, or the per-input-set kernels in its place
   // (each output allocated once, by the kernel of its input set: when the
   // multi-output kernel runs, that is its shape too).
-  void launch_fused(const sched::KernelPlan &plan) {
+  void launch_fused(const sched::KernelPlan::MultiOutput &m) {
+    const sched::KernelPlan &plan = v.plan;
     // Written in place by one path and not the other: chosen by fuse<i>.
-    const sched::Kernel &f = plan.kernels[plan.fused];
-    const Expr fuse = nm("fuse" + std::to_string(plan.fused));
-    for (int u : plan.unfused) {
+    const sched::Kernel &f = plan.kernels[m.fused];
+    const Expr fuse = nm("fuse" + std::to_string(m.fused));
+    for (int u : m.unfused) {
       const sched::Kernel &k = plan.kernels[u];
       for (auto [y, o] : llvm::enumerate(k.outputs)) {
         const auto *wf = write_into(f, int(llvm::find(f.outputs, o) - f.outputs.begin()));
@@ -614,10 +698,10 @@ struct Host {
     }
     Stmts outer = std::move(body);
     body.clear();
-    launch_pointwise(plan.fused, plan.kernels[plan.fused], false);
+    launch_pointwise(m.fused, plan.kernels[m.fused], false);
     Stmts fused = std::move(body);
     body.clear();
-    for (int u : plan.unfused)
+    for (int u : m.unfused)
       launch_pointwise(u, plan.kernels[u], false);
     Stmts apart = std::move(body);
     body = std::move(outer);
@@ -628,6 +712,30 @@ struct Host {
   // (kiln::gen::product).
   void launch_product(int ki, const sched::Kernel &k) {
     const ir::Node &pn = g.node(k.product);
+    if (pn.op == Op::Cat && (v.plan.cat_in_place(k.product) ||
+                             v.plan.cat_of(k.product) >= 0)) {
+      // Allocated before the first launch; kernels wrote some pieces.
+      std::vector<Expr> ts, shapes;
+      std::string copied;
+      for (NodeId t : k.inputs) {
+        const bool in_place = v.plan.cat_of(t) == k.product;
+        ts.push_back(in_place ? call("kiln::Tensor", {}) : tensor_of(g, t));
+        shapes.push_back(sizes_of(t));
+        if (!in_place)
+          copied += (copied.empty() ? "" : ", ") + operand_name(g, t);
+      }
+      body.push_back(comment("kernel " + std::to_string(ki) + ": cat, " +
+                             (copied.empty() ? "every piece written in place"
+                                             : "copies " + copied)));
+      if (!copied.empty())
+        body.push_back(eval(call(
+            "kiln::gen::cat_copy",
+            {tensor_of(g, k.outputs[0]),
+             typed_braces("std::vector<kiln::Tensor>", std::move(ts)),
+             braces(std::move(shapes)),
+             lit(std::to_string(ir::cat_dim(g, pn)))})));
+      return;
+    }
     if (pn.op == Op::Cat) {
       body.push_back(comment("kernel " + std::to_string(ki) +
                              ": cat (the runtime's copies)"));
@@ -698,6 +806,9 @@ struct Host {
     Expr dense = lit("true");
     for (NodeId in : k.inputs)
       dense = dense && call("kiln::gen::dense", {tensor_of(g, in), n});
+    for (NodeId o : k.outputs) // a cat's piece: a slice of its result
+      if (v.plan.cat_of(o) >= 0)
+        dense = dense && call("kiln::gen::dense", {tensor_of(g, o), n});
     b.push_back(decl("const", "bool", "dense", dense));
     pointers(b, k);
     Stmts cpu;
@@ -1027,7 +1138,6 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   // functions).
   {
     // Only those some kernel takes, and what they are computed from.
-    std::vector<bool> needed(g.nodes.size(), false);
     std::vector<NodeId> work;
     for (const sched::Kernel &k : v.plan.kernels)
       work.insert(work.end(), k.scalars.begin(), k.scalars.end());
@@ -1035,23 +1145,24 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
       if (ir::is_view(g.node(id).op))
         work.insert(work.end(), g.node(id).operands.begin() + 1,
                     g.node(id).operands.end());
+    std::vector<bool> &needed = h.needed;
     while (!work.empty()) {
       NodeId id = work.back();
       work.pop_back();
       if (needed[id])
         continue;
       needed[id] = true;
-      for (NodeId o : g.node(id).operands)
-        work.push_back(o);
+      if (g.node(id).op != Op::Size) // a shape, not a value
+        for (NodeId o : g.node(id).operands)
+          work.push_back(o);
     }
-    ValueMap values;
+    // Those that read a shape wait until the host knows it (before the
+    // layout op or launch that takes them).
     for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id) {
       if (g.node(id).op == Op::ScalarInput)
-        values[id] = arg_of(g, id);
-      else if (needed[id] && sched::is_host_scalar(g, id)) {
-        h.body.push_back(compute_node(g, id, values));
-        values[id] = value_var(id);
-      }
+        h.values[id] = arg_of(g, id);
+      else if (needed[id] && sched::is_host_scalar(g, id) && !h.reads_shape(id))
+        h.compute_scalar(id);
     }
   }
   // Every kernel's iteration space and every view's layout, before
@@ -1062,12 +1173,15 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
       h.reduction_space(ki, k);
     else if (k.kind == sched::Kernel::Kind::Product)
       h.product_space(ki, k);
-    else if (int(ki) != v.plan.fused)
+    else if (!v.plan.is_fused(int(ki)))
       h.pointwise_space(ki, k);
   }
   h.view_layouts(int(v.plan.kernels.size()));
-  if (v.plan.fused >= 0)
-    h.fused_space(v.plan);
+  for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id)
+    if (h.needed[id] && sched::is_host_scalar(g, id))
+      h.compute_scalar(id);
+  for (const sched::KernelPlan::MultiOutput &m : v.plan.multi)
+    h.fused_space(m);
   std::string probe;
   for (const Kernel &k : lv.kernels)
     if (k.target == Target::Cuda && probe.empty() && !k.entry_points().empty())
@@ -1077,6 +1191,7 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   // range named after the user's function.
   h.body.push_back(decl("const", "kiln::rt::NvtxRange", "nvtx_call",
                         call("kiln::rt::NvtxRange", {nm("kFn")})));
+  h.allocate_cats();
   // In plan order: a kernel reads what earlier ones wrote (and the views
   // the host makes of them).
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
@@ -1086,8 +1201,8 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
                          *kernel_of(int(ki), Target::Cpu));
     else if (k.kind == sched::Kernel::Kind::Product)
       h.launch_product(int(ki), k);
-    else if (int(ki) == v.plan.fused)
-      h.launch_fused(v.plan);
+    else if (const auto *m = v.plan.multi_of(int(ki)))
+      h.launch_fused(*m);
     else if (!v.plan.alternative(int(ki)))
       h.launch_pointwise(int(ki), k);
   }

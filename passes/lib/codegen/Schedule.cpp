@@ -31,6 +31,8 @@ using ir::Op;
 
 bool is_host_scalar(const ir::Graph &g, NodeId id) {
   const ir::Node &n = g.node(id);
+  if (n.op == Op::Size) // read from a shape the host computed
+    return true;
   if (!n.type.scalar || !ir::is_pointwise(n.op))
     return false;
   for (NodeId o : n.operands) {
@@ -159,19 +161,20 @@ schedule_pointwise(const ir::Graph &g, const std::vector<NodeId> &roots,
   if (plan.kernels.size() > 1 && same != false) {
     Kernel all;
     std::set<NodeId> every;
+    KernelPlan::MultiOutput m;
     for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
       all.outputs.insert(all.outputs.end(), k.outputs.begin(), k.outputs.end());
       every.insert(members[ki].begin(), members[ki].end());
-      plan.unfused.push_back(int(ki) + 1);
+      m.unfused.push_back(int(ki) + 1);
     }
     if (same) { // nothing to choose at run time
       plan.kernels = {std::move(all)};
       members = {std::move(every)};
-      plan.unfused.clear();
     } else {
       plan.kernels.insert(plan.kernels.begin(), std::move(all));
       members.insert(members.begin(), std::move(every));
-      plan.fused = 0;
+      m.fused = 0;
+      plan.multi.push_back(std::move(m));
     }
   }
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
@@ -215,6 +218,8 @@ schedule_reduction(const ir::Graph &g, const std::set<NodeId> &members,
     case ir::OpKind::Constant:
       break;
     case ir::OpKind::Shape: // ReduceSize: R, from the operand's full shape
+      if (n.op == Op::Size) // a host scalar
+        break;
       if (role_of(n.operands[0]) != Role::Full || n.dims != k.dims)
         return unsupported(g, id,
                            "a size over other dims than the function's "
@@ -319,10 +324,11 @@ static void append(KernelPlan &plan, KernelPlan sub) {
   for (auto [id, ki] : llvm::enumerate(sub.kernel_of_node))
     if (ki >= 0 && plan.kernel_of_node[id] < 0)
       plan.kernel_of_node[id] = base + ki;
-  if (sub.fused >= 0) {
-    plan.fused = base + sub.fused;
-    for (int u : sub.unfused)
-      plan.unfused.push_back(base + u);
+  for (KernelPlan::MultiOutput m : sub.multi) {
+    m.fused += base;
+    for (int &u : m.unfused)
+      u += base;
+    plan.multi.push_back(std::move(m));
   }
 }
 
@@ -659,6 +665,35 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
   return plan;
 }
 
+// Which cat tensors kernels write into the cat's result (KernelPlan::
+// into_cat): a pointwise kernel's output or another cat's result, of the
+// cat's dtype, that nothing else uses (not an output, not read by another
+// kernel), once in the cat.
+static void plan_cat_pieces(const ir::Graph &g, KernelPlan &plan) {
+  plan.into_cat.assign(g.nodes.size(), -1);
+  const std::vector<int> uses = g.use_counts();
+  auto written_by_pointwise = [&](NodeId id) {
+    return llvm::any_of(plan.kernels, [&](const Kernel &k) {
+      return k.kind == Kernel::Kind::Pointwise &&
+             llvm::is_contained(k.outputs, id);
+    });
+  };
+  for (const Kernel &k : plan.kernels) {
+    if (k.kind != Kernel::Kind::Product || g.node(k.product).op != Op::Cat)
+      continue;
+    const ir::Node &cat = g.node(k.product);
+    for (NodeId t : k.inputs) {
+      const ir::Node &tn = g.node(t);
+      if (uses[t] != 1 || llvm::is_contained(g.outputs, t) ||
+          tn.type.dtype != cat.type.dtype ||
+          llvm::count(cat.operands, t) != 1)
+        continue;
+      if (written_by_pointwise(t) || tn.op == Op::Cat)
+        plan.into_cat[t] = k.product;
+    }
+  }
+}
+
 llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
   std::set<NodeId> members;
   for (NodeId out : g.outputs) {
@@ -667,8 +702,12 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
   }
   std::vector<NodeId> reductions;
   for (NodeId m : members) {
-    if (ir::is_product(g.node(m).op) || ir::is_view(g.node(m).op))
-      return schedule_groups(g, members);
+    if (ir::is_product(g.node(m).op) || ir::is_view(g.node(m).op)) {
+      llvm::Expected<KernelPlan> plan = schedule_groups(g, members);
+      if (plan)
+        plan_cat_pieces(g, *plan);
+      return plan;
+    }
     if (ir::is_reduction(g.node(m).op))
       reductions.push_back(m);
   }
@@ -702,10 +741,12 @@ void plan_in_place(const ir::Graph &g, const std::vector<int> &into,
   // Whether kernels a and b run in the same call: not the multi-output
   // kernel and one it replaces.
   auto together = [&](int a, int b) {
-    if (a == b || plan.fused < 0)
-      return a != b;
-    if (a == plan.fused || b == plan.fused)
-      return !plan.alternative(a == plan.fused ? b : a);
+    if (a == b)
+      return false;
+    for (const KernelPlan::MultiOutput &m : plan.multi)
+      if ((a == m.fused && llvm::is_contained(m.unfused, b)) ||
+          (b == m.fused && llvm::is_contained(m.unfused, a)))
+        return false;
     return true;
   };
   for (int ki = 0; ki < nk; ++ki) {
@@ -760,8 +801,8 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
   llvm::raw_string_ostream os(s);
   size_t nk = plan.launched();
   os << "plan for @" << g.name << ": " << nk << " kernel" << (nk == 1 ? "" : "s");
-  if (plan.fused >= 0)
-    os << " (" << plan.unfused.size() << " when the outputs' shapes differ)";
+  if (!plan.multi.empty())
+    os << " (" << plan.launched_apart() << " when the outputs' shapes differ)";
   os << "\n";
   for (auto [ki, k] : llvm::enumerate(plan.kernels)) {
     if (k.kind == Kernel::Kind::Product &&
@@ -770,8 +811,20 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       os << "kernel " << ki << ": cat ";
       for (size_t i = 0; i + 1 < pn.operands.size(); ++i)
         os << (i ? ", " : "") << value_name(pn.operands[i]);
-      os << " along dim " << ir::cat_dim(g, pn)
-         << " (the runtime's copies)";
+      os << " along dim " << ir::cat_dim(g, pn);
+      std::string copied, in_place;
+      for (NodeId t : k.inputs)
+        (plan.cat_of(t) == k.product ? in_place : copied) +=
+            (plan.cat_of(t) == k.product ? in_place : copied).empty()
+                ? value_name(t)
+                : ", " + value_name(t);
+      if (in_place.empty())
+        os << " (the runtime's copies)";
+      else if (copied.empty())
+        os << " (no launch: kernels wrote every piece)";
+      else
+        os << " (the runtime copies " << copied << "; kernels wrote "
+           << in_place << ")";
       if (std::string l = loc_str(pn.loc); !l.empty())
         os << "    (" << l << ")";
       os << "\n  writes " << value_name(k.outputs[0]) << "\n";
@@ -836,14 +889,16 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       for (NodeId i : k.inputs)
         os << " " << value_name(i);
       os << "\n";
-      if (int(ki) == plan.fused) {
+      if (const KernelPlan::MultiOutput *m = plan.multi_of(int(ki))) {
         os << "  runs when every output has that shape; else kernels";
-        for (auto [i, u] : llvm::enumerate(plan.unfused))
+        for (auto [i, u] : llvm::enumerate(m->unfused))
           os << (i ? ", " : " ") << u;
         os << "\n";
-      } else if (plan.alternative(int(ki))) {
-        os << "  runs instead of kernel " << plan.fused
-           << " when the outputs' shapes differ\n";
+      } else {
+        for (const KernelPlan::MultiOutput &m : plan.multi)
+          if (llvm::is_contained(m.unfused, int(ki)))
+            os << "  runs instead of kernel " << m.fused
+               << " when the outputs' shapes differ\n";
       }
     }
     for (NodeId m : k.nodes) {
@@ -864,6 +919,8 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
     os << "  writes";
     for (auto [y, o] : llvm::enumerate(k.outputs)) {
       os << " " << value_name(o);
+      if (NodeId c = plan.cat_of(o); c >= 0)
+        os << " (into its piece of " << value_name(c) << ")";
       if (llvm::any_of(k.write_into, [&](const Kernel::WriteInto &w) {
             return w.output == int(y);
           }))

@@ -47,6 +47,15 @@ inline bool view_layout(ViewKind kind, const Layout &in,
     return false;
   }
 }
+// A tensor's extent along d (negative counts from the end): the `size`
+// host scalar; 0 where d is out of range (the op that reads it then fails
+// its own check, and the original body raises).
+inline int64_t dim_size(const Dims &sizes, int64_t d) {
+  const int64_t r = sizes.rank();
+  if (d < -r || d >= r)
+    return 0;
+  return sizes[int(d < 0 ? d + r : d)];
+}
 // The layout of a value a kernel writes: contiguous.
 inline Layout dense_layout(const Dims &sizes) {
   return {sizes, contiguous_strides(sizes), 0};

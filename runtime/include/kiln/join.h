@@ -40,5 +40,25 @@ inline bool cat_shape(std::initializer_list<Dims> shapes, int64_t dim,
                    out);
 }
 
+// Kernels writing a cat's pieces in place: piece j of the result r of a
+// cat of tensors of these shapes (its slice along dim; a tensor cat skips,
+// a 1-D empty one, gets an empty tensor of its own), and the copies of the
+// other tensors into theirs (tensors[j] undefined: piece j is written
+// already). The shapes passed the cat_shape check.
+Tensor cat_piece(const Tensor &r, std::span<const Dims> shapes, int64_t dim,
+                 size_t j);
+inline Tensor cat_piece(const Tensor &r, std::initializer_list<Dims> shapes,
+                        int64_t dim, size_t j) {
+  return cat_piece(r, std::span<const Dims>(shapes.begin(), shapes.size()),
+                   dim, j);
+}
+void cat_copy(const Tensor &r, const std::vector<Tensor> &tensors,
+              std::span<const Dims> shapes, int64_t dim);
+inline void cat_copy(const Tensor &r, const std::vector<Tensor> &tensors,
+                     std::initializer_list<Dims> shapes, int64_t dim) {
+  cat_copy(r, tensors, std::span<const Dims>(shapes.begin(), shapes.size()),
+           dim);
+}
+
 } // namespace kiln::gen
 KILN_API_END

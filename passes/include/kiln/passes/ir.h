@@ -47,6 +47,11 @@ enum class Op : uint16_t {
   // An i64 weak scalar known at run time: the number of elements of
   // operand 0 over `dims` (all dims when empty). Mean and var divide by it.
   ReduceSize,
+  // An i64 host scalar: operand 0's extent along dims[0] (negative counts
+  // from the end), read by the host from the shapes it computes before the
+  // first launch. sink-cat makes it, of arguments and views only (the
+  // values whose shapes the host knows without running a kernel).
+  Size,
   // Matrix products, run by the runtime's GEMM (kiln/matmul.h, kiln/gemm.h)
   // with PyTorch's shape rules: matmul(a, b) (torch.matmul), and
   // linear(x, w, b) (x @ w^T + b; b a constant when there is none).
@@ -66,7 +71,7 @@ enum class Op : uint16_t {
 
 // Reduction: reduces operand 0 over `dims`. Composite: defined only by its
 // decomposition (decompose replaces it). Shape: a value computed from a
-// shape at run time (ReduceSize). Product: a library kernel, not
+// shape at run time (ReduceSize, Size). Product: a library kernel, not
 // generated code: a matrix product (a GEMM), attention (the runtime's fused
 // kernel) or a concatenation. View: a layout op (kiln/ops.def's KILN_VIEW)
 // of operand 0, its integer arguments i64 scalar operands after it; the

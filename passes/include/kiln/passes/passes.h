@@ -69,6 +69,11 @@ ir::Graph fold_constants(const ir::Graph &g, const PassOptions &opts);
 // only when one of its rules (KIR patterns) does not parse: a Kiln bug.
 llvm::Expected<ir::Graph> simplify(const ir::Graph &g,
                                    const PassOptions &opts);
+// 7. Pointwise work after a concatenation along a dim counted from the end
+// moves before it, piece by piece (`part` views of the other operands), so
+// each piece is a pointwise value a kernel writes into the result.
+llvm::Expected<ir::Graph> sink_cat(const ir::Graph &g,
+                                   const PassOptions &opts);
 
 // --- Pipeline (Pipeline.cpp) ---
 

@@ -91,22 +91,74 @@ struct KernelPlan {
   std::vector<ir::NodeId> passthrough;
   // The kernel each node is computed in, or -1 (arguments, constants).
   std::vector<int> kernel_of_node;
-  // Multi-output fusion (pointwise graphs whose outputs read different
+  // Multi-output fusion (pointwise kernels whose outputs read different
   // sets of inputs): kernel `fused` writes every output in one pass over
   // the broadcast of all the inputs. It runs when each output has that
   // shape; otherwise kernels `unfused` run in its place, one per set of
-  // inputs, each over its own outputs' shape. -1 and empty when every
-  // kernel always runs.
-  int fused = -1;
-  std::vector<int> unfused;
+  // inputs, each over its own outputs' shape. One entry per pointwise
+  // group that has such a choice.
+  struct MultiOutput {
+    int fused = -1;
+    std::vector<int> unfused;
+  };
+  std::vector<MultiOutput> multi;
+  // The choice kernel ki is the multi-output kernel of, or null.
+  const MultiOutput *multi_of(int ki) const {
+    for (const MultiOutput &m : multi)
+      if (m.fused == ki)
+        return &m;
+    return nullptr;
+  }
+  bool is_fused(int ki) const { return multi_of(ki) != nullptr; }
   // Whether kernel ki is one of the alternatives above rather than a kernel
   // every call launches.
   bool alternative(int ki) const {
-    return ki == fused || llvm::is_contained(unfused, ki);
+    return llvm::any_of(multi, [&](const MultiOutput &m) {
+      return ki == m.fused || llvm::is_contained(m.unfused, ki);
+    });
+  }
+  // Whether kernel ki is a per-input-set kernel replacing a multi-output one.
+  bool is_unfused(int ki) const {
+    return llvm::any_of(multi, [&](const MultiOutput &m) {
+      return llvm::is_contained(m.unfused, ki);
+    });
+  }
+  size_t unfused_count() const {
+    size_t n = 0;
+    for (const MultiOutput &m : multi)
+      n += m.unfused.size();
+    return n;
+  }
+  // Concatenations written in place: into_cat[id] is the cat node whose
+  // result value id is a piece of (the kernel writing id writes it into
+  // that piece; a cat that is itself such a piece is a view of the outer
+  // result), or -1. Only a pointwise kernel's output or a cat's result of
+  // the cat's dtype, used by nothing else, is written in place; the cat
+  // kernel copies the other tensors.
+  std::vector<ir::NodeId> into_cat;
+  ir::NodeId cat_of(ir::NodeId id) const {
+    return size_t(id) < into_cat.size() ? into_cat[id] : -1;
+  }
+  // Whether cat node c has a piece written in place.
+  bool cat_in_place(ir::NodeId c) const {
+    return llvm::is_contained(into_cat, c);
   }
   // Kernels a call launches when the outputs share one shape.
   size_t launched() const {
-    return kernels.size() - unfused.size();
+    return kernels.size() - unfused_count() - in_place_cats();
+  }
+  // Kernels a call launches when the outputs' shapes differ.
+  size_t launched_apart() const {
+    return kernels.size() - multi.size() - in_place_cats();
+  }
+  // Whether kernel k is a cat whose every tensor a kernel wrote into its
+  // piece: it launches nothing.
+  bool copies_nothing(const Kernel &k) const {
+    return k.kind == Kernel::Kind::Product && !k.inputs.empty() &&
+           llvm::all_of(k.inputs, [&](ir::NodeId t) { return cat_of(t) == k.product; });
+  }
+  size_t in_place_cats() const {
+    return size_t(llvm::count_if(kernels, [&](const Kernel &k) { return copies_nothing(k); }));
   }
 };
 

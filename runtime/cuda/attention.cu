@@ -62,7 +62,7 @@ constexpr double kLog2e = 1.4426950408889634;
 struct AttnParams {
   const void *q, *k, *v, *mask;
   void *out;
-  int64_t qs[4], ks[4], vs[4], ms[4];
+  int64_t qs[4], ks[4], vs[4], ms[4], os[4]; // os: out's, os[3] == 1
   int64_t Hq, group, bh_count; // group = Hq / Hkv, bh_count = B * Hq
   int L, S, D, Dv;
   int mblocks; // query blocks per (batch, head)
@@ -515,13 +515,14 @@ __global__ void __launch_bounds__(FlashShape<D>::kThreads, 2)
     }
   __syncwarp();
   constexpr int kChunks = D / 8;
-  T *out = static_cast<T *>(p.out) + (bh * p.L + m0 + wrow) * int64_t(D);
+  T *out = static_cast<T *>(p.out) + (bh / p.Hq) * p.os[0] +
+           (bh % p.Hq) * p.os[1] + (m0 + wrow) * p.os[2];
 #pragma unroll
   for (int i = 0; i < Sh::kWarpRows * kChunks / 32; ++i) {
     const int c = lane + 32 * i;
     const int r = c / kChunks, ch = c % kChunks;
     if (m0 + wrow + r < p.L)
-      *reinterpret_cast<uint4 *>(out + int64_t(r) * D + ch * 8) =
+      *reinterpret_cast<uint4 *>(out + int64_t(r) * p.os[2] + ch * 8) =
           *reinterpret_cast<const uint4 *>(q_smem + (wrow + r) * LD + ch * 8);
   }
 }
@@ -813,7 +814,7 @@ __global__ void __launch_bounds__(
     const int row = m0 + ty + 16 * i;
     if (row >= p.L)
       continue;
-    T *dst = out + (bh * p.L + row) * int64_t(p.Dv);
+    T *dst = out + (bh / p.Hq) * p.os[0] + (bh % p.Hq) * p.os[1] + row * p.os[2];
 #pragma unroll
     for (int c = 0; c < CV; ++c)
 #pragma unroll
@@ -913,7 +914,7 @@ bool flash_fits(const AttnArgs &a) {
   return rows_vectorizable(a.q, a.q_stride, a.B, a.Hq, a.L, a.D, 8) &&
          rows_vectorizable(a.k, a.k_stride, a.B, a.Hkv, a.S, a.D, 8) &&
          rows_vectorizable(a.v, a.v_stride, a.B, a.Hkv, a.S, a.D, 8) &&
-         aligned16(a.out);
+         rows_vectorizable(a.out, a.o_stride, a.B, a.Hq, a.L, a.Dv, 8);
 }
 
 template <class T>
@@ -955,6 +956,7 @@ void cuda_attention(const AttnArgs &a) {
   for (int d = 0; d < 4; ++d) {
     p.qs[d] = a.q_stride[d], p.ks[d] = a.k_stride[d];
     p.vs[d] = a.v_stride[d], p.ms[d] = a.m_stride[d];
+    p.os[d] = a.o_stride[d];
   }
   p.Hq = a.Hq, p.group = a.Hq / a.Hkv, p.bh_count = a.B * a.Hq;
   p.L = int(a.L), p.S = int(a.S), p.D = int(a.D), p.Dv = int(a.Dv);

@@ -325,7 +325,7 @@ struct Key {
   int device;
   DType dtype;
   int64_t B, Hq, Hkv, L, S, D, Dv;
-  std::array<int64_t, 12> strides;
+  std::array<int64_t, 16> strides; // q, k, v, out
   bool causal;
   auto tie() const {
     return std::tie(device, dtype, B, Hq, Hkv, L, S, D, Dv, strides, causal);
@@ -392,8 +392,7 @@ std::shared_ptr<Plan> build(const Key &k, cudnnHandle_t handle) {
   const Desc &kt = g.tensor(kK, io, {k.B, k.Hkv, k.D, k.S},
                             {ks[0], ks[1], ks[3], ks[2]}, false);
   const Desc &v = g.tensor(kV, io, vd, vs, false);
-  const Desc &o = g.tensor(kO, io, od,
-                           {k.Hq * k.L * k.Dv, k.L * k.Dv, k.Dv, 1}, false);
+  const Desc &o = g.tensor(kO, io, od, strides_of(&k.strides[12], od), false);
   const Desc &scale = g.tensor(kScale, f32, one, one, false, true);
 
   const Desc &s0 = g.temp(f32, sd);
@@ -497,9 +496,10 @@ const char *unsupported(const AttnArgs &a) {
   };
   if (!ok16(a.q) || !ok16(a.k) || !ok16(a.v) || !ok16(a.out))
     return "pointers not 16-byte aligned";
-  const int64_t rows[3] = {a.L, a.S, a.S}, heads[3] = {a.Hq, a.Hkv, a.Hkv};
-  const int64_t *st[3] = {a.q_stride, a.k_stride, a.v_stride};
-  for (int t = 0; t < 3; ++t) {
+  const int64_t rows[4] = {a.L, a.S, a.S, a.L},
+                heads[4] = {a.Hq, a.Hkv, a.Hkv, a.Hq};
+  const int64_t *st[4] = {a.q_stride, a.k_stride, a.v_stride, a.o_stride};
+  for (int t = 0; t < 4; ++t) {
     if (st[t][3] != 1)
       return "a head dim of stride other than 1";
     const int64_t sizes[3] = {a.B, heads[t], rows[t]};
@@ -544,6 +544,7 @@ bool cudnn_attention(const AttnArgs &a) {
     key.strides[d] = a.q_stride[d];
     key.strides[4 + d] = a.k_stride[d];
     key.strides[8 + d] = a.v_stride[d];
+    key.strides[12 + d] = a.o_stride[d];
   }
   const cudaStream_t stream = stream_of(device);
   std::lock_guard<std::mutex> lock(dev.mu);

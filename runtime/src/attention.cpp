@@ -4,6 +4,7 @@
 #include "detail.h"
 
 #include <kiln/attention.h>
+#include <kiln/generated.h>
 #include <kiln/rt.h>
 
 #include <cmath>
@@ -129,6 +130,16 @@ Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
   Tensor out = detail::empty_for(kFn, out_shape, q.dtype(), q.device());
   if (out.numel() == 0)
     return out;
+  // Laid out as q where q's head dim is its innermost (PyTorch's fused
+  // kernels do the same): heads split from [B, L, H, D] memory give an
+  // output in [B, L, H, Dv] memory, whose heads merge back as a view.
+  if (q.strides()[q.dim() - 1] == 1 && !q.is_contiguous()) {
+    Tensor ordered = gen::empty_ordered(out_shape, q.dtype(), q.device(),
+                                        {q.layout()});
+    int64_t s[4];
+    if (ordered.strides()[ordered.dim() - 1] == 1 && strides4(ordered, s))
+      out = ordered;
+  }
 
   detail::AttnArgs a;
   const int r = q.dim();
@@ -160,6 +171,8 @@ Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
   a.k = kk.data_ptr();
   a.v = vv.data_ptr();
   a.out = out.data_ptr();
+  if (!strides4(out, a.o_stride)) // contiguous: one stride reaches them
+    fail("%s: internal error: the output's batch dims do not collapse", kFn);
   a.causal = is_causal;
   a.scale = scale ? *scale : 1.0 / std::sqrt(double(a.D));
   if (a.device.is_cuda())

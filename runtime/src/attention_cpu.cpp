@@ -63,7 +63,7 @@ template <class T> void run(const AttnArgs &a) {
         if (std::isnan(s[j]) || s[j] > m)
           m = std::isnan(m) ? m : s[j];
       }
-      T *oi = out + (bh * a.L + i) * a.Dv;
+      T *oi = out + b * a.o_stride[0] + h * a.o_stride[1] + i * a.o_stride[2];
       if (m == ninf) { // every key masked out: 0, as torch
         for (int64_t d = 0; d < a.Dv; ++d)
           oi[d] = scalar::store<T>(C(0));

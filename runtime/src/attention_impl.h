@@ -31,8 +31,12 @@ struct AttnArgs {
   // (row: L for q, S for k and v). Any strides (0 included) are allowed.
   const void *q = nullptr, *k = nullptr, *v = nullptr;
   int64_t q_stride[4] = {}, k_stride[4] = {}, v_stride[4] = {};
-  // The result: contiguous [B, Hq, L, Dv], not aliasing the operands.
+  // The result [B, Hq, L, Dv], not aliasing the operands: its strides
+  // (o_stride[3] == 1), contiguous or laid out as q (heads split from
+  // [B, L, Hq, D] memory give [B, L, Hq, Dv] memory, as PyTorch's fused
+  // kernels do: merging the heads back is then a view).
   void *out = nullptr;
+  int64_t o_stride[4] = {};
   // The mask, broadcast to [B, Hq, L, S] (strides, 0 where broadcast), or
   // nullptr. mask_bool: b8, true takes part; else additive, of `dtype`.
   const void *mask = nullptr;

@@ -166,10 +166,24 @@ int fill_offset_calc(const Dims &out_sizes, const Tensor *const *operands,
              i, t->sizes().str().c_str(), out_sizes.str().c_str());
     }
   }
+  // Walk the dims in the memory order of operand 0, the output (as
+  // TensorIterator does): a strided output (a piece of a concatenation laid
+  // out as its input, say) is then written in long runs, and an input of
+  // the same order read so. A contiguous output keeps the logical order.
+  // (An insertion sort, stable: ties keep the logical order.)
+  int order[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    int k = d;
+    if (n > 0 && operands[0])
+      for (; k > 0 && std::abs(st[order[k - 1]][0]) < std::abs(st[d][0]); --k)
+        order[k] = order[k - 1];
+    order[k] = d;
+  }
   // Drop size-1 dims; merge a dim into the one outside it when every
   // operand steps over the inner dim exactly once per outer step.
   int r = 0;
-  for (int d = 0; d < rank; ++d) {
+  for (int k = 0; k < rank; ++k) {
+    const int d = order[k];
     if (out_sizes[d] == 1)
       continue;
     if (r > 0) {

@@ -33,6 +33,14 @@ COMPILE Tensor rope_append(const Tensor &cache, const Tensor &k,
   return kiln::cat({cache, k * cos + rotate_half(k, k.size(-1)) * sin}, 2);
 }
 
+// The rotation of heads split by a transpose ([B, T, H, D] memory), read
+// by a reduction: the cat's result (not an output) is laid out as q's
+// memory, [B, T, H, D], and the row reduction reads it through strides.
+COMPILE Tensor rope_rows(const Tensor &x, const Tensor &cos, const Tensor &sin) {
+  Tensor q = x.transpose(1, 2);
+  return kiln::amax(q * cos + rotate_half(q, x.size(-1)) * sin, -1);
+}
+
 // Work after a cat moves before it: a scalar, a tensor broadcast along the
 // cat's dim (one column, or of lower rank), a chain of ops.
 COMPILE Tensor sink_chain(const Tensor &a, const Tensor &b, const Tensor &col,
@@ -124,6 +132,13 @@ inline int run_join(kiln::Device dev) {
             [&] { return V{rope_append(cache, kn, cn, sn)}; }, 1, 0,
             k(qs[3] % 2 ? 3 : 2),
             {kiln::cat({f64(cache), join_cases::rope_reference(kn, cn, sn)}, 2)});
+    }
+    {
+      Tensor x = input({2, 5, 3, 8}, dt, 23), c = input({5, 8}, dt, 24),
+             s = input({5, 8}, dt, 25);
+      Tensor q = x.transpose(1, 2);
+      check("rope_rows", dt, [&] { return V{rope_rows(x, c, s)}; }, 1, 0, k(2),
+            {kiln::amax(join_cases::rope_reference(q, c, s), -1)});
     }
     {
       Tensor a = input({4, 6}, dt, 17), b = input({4, 2}, dt, 18),

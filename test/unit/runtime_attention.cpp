@@ -123,6 +123,15 @@ TEST_P(Attention, RanksLayoutsAndHeads) {
     EXPECT_EQ(r.sizes(), (Dims{2, 6, 11, 24}));
     expect_close(r, reference(qg, kg, vg, bm, false, std::nullopt),
                  "grouped-query heads, bool mask, Ev != E");
+    // Heads split from [B, L, H, D] memory: the output is laid out as q,
+    // [B, L, H, Dv] in memory, so merging its heads back is a view.
+    Tensor qh = randn_({2, 9, 4, 32}, t).transpose(1, 2),
+           kh = randn_({2, 12, 4, 32}, t).transpose(1, 2),
+           vh = randn_({2, 12, 4, 16}, t).transpose(1, 2);
+    Tensor oh = scaled_dot_product_attention(qh, kh, vh, Tensor(), true);
+    EXPECT_TRUE(oh.transpose(1, 2).is_contiguous()) << dtype_name(t);
+    expect_close(oh, reference(qh, kh, vh, Tensor(), true, std::nullopt),
+                 "heads split by a transpose");
     // No keys: 0.
     Tensor k0 = randn_({2, 6, 0, 40}, t), v0 = randn_({2, 6, 0, 24}, t);
     Tensor z = scaled_dot_product_attention(qg, k0, v0).to(Device::cpu()).to(f64);
@@ -204,6 +213,9 @@ TEST_P(Attention, CudnnAndKilnKernels) {
         EXPECT_EQ(stats().kernel_launches, 1u) << what;
         expect_close(o, want,
                      what + (b == AttentionBackend::Kiln ? " [kiln]" : " [cudnn]"));
+        // Written in q's layout: the heads merge back as a view.
+        if (c.heads_view)
+          EXPECT_TRUE(o.transpose(1, 2).is_contiguous()) << what;
       }
     }
   // What cuDNN does not take runs Kiln's kernel under Auto and is an error

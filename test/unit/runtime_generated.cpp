@@ -217,6 +217,25 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
 // layouts: the same sizes, strides and offset, and false exactly where the
 // method raises; a layout op on a value a kernel wrote (dense_layout)
 // agrees with the method on a contiguous tensor of that shape.
+// A concatenation's result laid out as what its pieces' kernels read: the
+// first layout of the same rank without a broadcast dim gives the order.
+TEST(GeneratedEmptyOrdered, FollowsTheFirstFittingLayout) {
+  const Device cpu = Device::cpu();
+  // Heads split by a transpose: [B, H, T, D] over [B, T, H, D] memory.
+  Layout heads = empty({2, 7, 3, 8}).transpose(1, 2).layout();
+  Layout bcast = empty({7, 8}).expand({2, 3, 7, 8}).layout();
+  Layout low = empty({7, 8}).layout();
+  Tensor t = gen::empty_ordered({2, 3, 7, 16}, DType::f32, cpu,
+                                {low, bcast, heads});
+  EXPECT_EQ(t.sizes(), Dims({2, 3, 7, 16}));
+  EXPECT_EQ(t.strides(), Dims({3 * 7 * 16, 16, 3 * 16, 1}));
+  Tensor c = gen::empty_ordered({2, 3, 7, 16}, DType::f32, cpu, {low, bcast});
+  EXPECT_TRUE(c.is_contiguous());
+  // Size-1 dims do not count as broadcast, nor decide the order.
+  Layout ones = empty({1, 3, 1, 4}).transpose(1, 3).layout();
+  EXPECT_EQ(gen::empty_ordered({1, 4, 1, 3}, DType::f32, cpu, {ones}).strides()[1], 1);
+}
+
 TEST(GeneratedViewLayout, AgreesWithTheTensorMethods) {
   std::mt19937 rng(11);
   auto pick = [&](int64_t lo, int64_t hi) {
@@ -258,6 +277,8 @@ TEST(GeneratedViewLayout, AgreesWithTheTensorMethods) {
       args = {pick(-r - 1, r), pick(-5, 5), pick(-5, 5), pick(-1, 3)};
       break;
     case ViewKind::Contiguous:
+      break;
+    case ViewKind::Part: // the compiler's, no method: not picked
       break;
     }
     // The generated code passes the arguments as a braced list.

@@ -275,6 +275,26 @@ TEST(OffsetCalc, CollapsesDropsAndBroadcasts) {
   EXPECT_EQ(c2.rank, 1) << "size-1 dims are dropped, the rest collapse";
   EXPECT_EQ(c2.sizes[0], 20);
 
+  // A strided output is walked in its memory order: its stride-1 dim is
+  // the innermost (a transposed input is then the strided one).
+  Tensor tout = zeros({5, 4}).transpose(0, 1), in = zeros({4, 5});
+  rt::make_offset_calc<2>({4, 5}, {&tout, &in}, c2);
+  EXPECT_EQ(c2.rank, 2);
+  EXPECT_EQ(c2.sizes[1], 4);
+  EXPECT_EQ(c2.strides[1][0], 1);
+  EXPECT_EQ(c2.strides[1][1], 5);
+  // Each index names one element of the output, and the input's offset is
+  // that element's.
+  std::vector<bool> seen(20, false);
+  for (int64_t lin = 0; lin < 20; ++lin) {
+    int64_t off[2];
+    c2.get(lin, off);
+    const int64_t i = off[0] % 4, j = off[0] / 4; // tout[i][j] at i + 4j
+    ASSERT_FALSE(seen[size_t(off[0])]) << "element " << lin;
+    seen[size_t(off[0])] = true;
+    EXPECT_EQ(off[1], i * 5 + j) << "element " << lin;
+  }
+
   EXPECT_KILN_ERROR(rt::make_offset_calc<2>({4, 5, 6}, {&a}, c2),
                     "kiln::rt::make_offset_calc: 1 operands given for an "
                     "OffsetCalc<2>");

@@ -642,6 +642,27 @@ struct Host {
                  lit(std::to_string(ir::cat_dim(g, cn))),
                  lit(int64_t(llvm::find(cn.operands, id) - cn.operands.begin()))});
   }
+  // A cat's result: in the memory order of the arguments and views its
+  // pieces' kernels read (kiln::gen::empty_ordered), unless it is an
+  // output (eager's is contiguous).
+  Expr new_cat(NodeId c) const {
+    const Expr shape = sizes_of(c), dt = dtype_expr(g.node(c).type.dtype);
+    std::vector<Expr> like;
+    if (!llvm::is_contained(g.outputs, c))
+      for (NodeId t : llvm::ArrayRef<NodeId>(g.node(c).operands).drop_back()) {
+        const int w = writer_of(t);
+        if (v.plan.cat_of(t) != c || w < 0)
+          continue;
+        for (NodeId in : v.plan.kernels[w].inputs)
+          if (g.node(in).op == Op::Input)
+            like.push_back(method(arg_of(g, in), "layout"));
+          else if (ir::is_view(g.node(in).op))
+            like.push_back(layout_of(in));
+      }
+    if (like.empty())
+      return call("kiln::empty", {shape, dt, dev});
+    return call("kiln::gen::empty_ordered", {shape, dt, dev, braces(std::move(like))});
+  }
   // The results of the cats kernels write pieces of, before the first
   // launch: the outer one first (an inner cat is a piece of it).
   void allocate_cats() {
@@ -650,11 +671,7 @@ struct Host {
           (!v.plan.cat_in_place(c) && v.plan.cat_of(c) < 0))
         continue;
       body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, c)),
-                          v.plan.cat_of(c) >= 0
-                              ? cat_piece(c)
-                              : call("kiln::empty",
-                                     {sizes_of(c), dtype_expr(g.node(c).type.dtype),
-                                      dev})));
+                          v.plan.cat_of(c) >= 0 ? cat_piece(c) : new_cat(c)));
     }
   }
   Expr output_tensor(int ki, NodeId o,

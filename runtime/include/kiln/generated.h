@@ -56,6 +56,43 @@ inline int64_t dim_size(const Dims &sizes, int64_t d) {
     return 0;
   return sizes[int(d < 0 ? d + r : d)];
 }
+// A new tensor of `shape` laid out in the memory order of the first of
+// `like` with the same rank and no broadcast dim (its dims sorted by
+// stride, as Inductor's pointwise outputs follow their inputs' stride
+// order); contiguous when none fits. A concatenation whose pieces kernels
+// write takes its pieces' inputs' order: the rotated q of a head split
+// ([B, H, T, D] over [B, T, H, D] memory) is then written in long runs.
+inline Tensor empty_ordered(const Dims &shape, DType dt, Device dev,
+                            std::initializer_list<Layout> like) {
+  const int r = shape.rank();
+  for (const Layout &l : like) {
+    if (l.sizes.rank() != r)
+      continue;
+    bool fits = true;
+    for (int d = 0; d < r; ++d)
+      fits &= l.sizes[d] == 1 || l.strides[d] != 0;
+    if (!fits)
+      continue;
+    // Dims by descending stride, ties (and size-1 dims, last) in order:
+    // an insertion sort of at most kMaxRank dims.
+    auto key = [&](int d) { return l.sizes[d] == 1 ? int64_t(0) : l.strides[d]; };
+    int order[kMaxRank];
+    for (int d = 0; d < r; ++d) {
+      int k = d;
+      for (; k > 0 && key(order[k - 1]) < key(d); --k)
+        order[k] = order[k - 1];
+      order[k] = d;
+    }
+    Dims physical = shape;
+    int64_t inverse[kMaxRank];
+    for (int k = 0; k < r; ++k) {
+      physical[k] = shape[order[k]];
+      inverse[order[k]] = k;
+    }
+    return empty(physical, dt, dev).permute(Dims(std::span<const int64_t>(inverse, size_t(r))));
+  }
+  return empty(shape, dt, dev);
+}
 // The layout of a value a kernel writes: contiguous.
 inline Layout dense_layout(const Dims &sizes) {
   return {sizes, contiguous_strides(sizes), 0};

@@ -281,13 +281,8 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
         continue;
       }
       if (pn.op == ir::Op::Cat) {
-        std::string copied, in_place;
-        for (NodeId t : k.inputs)
-          (v0.plan.cat_of(t) == k.product ? in_place : copied) +=
-              ((v0.plan.cat_of(t) == k.product ? in_place : copied).empty()
-                   ? ""
-                   : ", ") +
-              operand_name(g, t);
+        const std::string copied = operand_names(g, v0.plan.cat_tensors(k, false)),
+                          in_place = operand_names(g, v0.plan.cat_tensors(k, true));
         fc.remarks.push_back(
             {pn.loc.valid() ? pn.loc : spec.loc,
              "cat of " + input_names(g, k) +

@@ -126,6 +126,8 @@ std::string arg_name(const ir::Graph &g, int arg);
 std::string operand_name(const ir::Graph &g, ir::NodeId id);
 // Kernel k's tensor inputs, as operand_name names them, comma-separated.
 std::string input_names(const ir::Graph &g, const sched::Kernel &k);
+// operand_name of each, joined by ", ".
+std::string operand_names(const ir::Graph &g, llvm::ArrayRef<ir::NodeId> ids);
 // The argument whose dtype picks the variant: the first tensor argument
 // that has the variant's dtype (a `where` condition is b8 in every variant).
 // Whether tensor argument `arg` is used only as attention's mask (its dtype

@@ -667,8 +667,7 @@ struct Host {
   // launch: the outer one first (an inner cat is a piece of it).
   void allocate_cats() {
     for (NodeId c = NodeId(g.nodes.size()) - 1; c >= 0; --c) {
-      if (g.node(c).op != Op::Cat ||
-          (!v.plan.cat_in_place(c) && v.plan.cat_of(c) < 0))
+      if (g.node(c).op != Op::Cat || !v.plan.cat_allocated_first(c))
         continue;
       body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, c)),
                           v.plan.cat_of(c) >= 0 ? cat_piece(c) : new_cat(c)));
@@ -729,18 +728,15 @@ struct Host {
   // (kiln::gen::product).
   void launch_product(int ki, const sched::Kernel &k) {
     const ir::Node &pn = g.node(k.product);
-    if (pn.op == Op::Cat && (v.plan.cat_in_place(k.product) ||
-                             v.plan.cat_of(k.product) >= 0)) {
+    if (pn.op == Op::Cat && v.plan.cat_allocated_first(k.product)) {
       // Allocated before the first launch; kernels wrote some pieces.
       std::vector<Expr> ts, shapes;
-      std::string copied;
       for (NodeId t : k.inputs) {
-        const bool in_place = v.plan.cat_of(t) == k.product;
-        ts.push_back(in_place ? call("kiln::Tensor", {}) : tensor_of(g, t));
+        ts.push_back(v.plan.cat_of(t) == k.product ? call("kiln::Tensor", {})
+                                                  : tensor_of(g, t));
         shapes.push_back(sizes_of(t));
-        if (!in_place)
-          copied += (copied.empty() ? "" : ", ") + operand_name(g, t);
       }
+      const std::string copied = operand_names(g, v.plan.cat_tensors(k, false));
       body.push_back(comment("kernel " + std::to_string(ki) + ": cat, " +
                              (copied.empty() ? "every piece written in place"
                                              : "copies " + copied)));
@@ -1065,11 +1061,15 @@ std::string operand_name(const ir::Graph &g, NodeId id) {
   return s;
 }
 
-std::string input_names(const ir::Graph &g, const sched::Kernel &k) {
+std::string operand_names(const ir::Graph &g, llvm::ArrayRef<NodeId> ids) {
   std::string s;
-  for (auto [i, in] : llvm::enumerate(k.inputs))
+  for (auto [i, in] : llvm::enumerate(ids))
     s += (i ? ", " : "") + operand_name(g, in);
   return s;
+}
+
+std::string input_names(const ir::Graph &g, const sched::Kernel &k) {
+  return operand_names(g, k.inputs);
 }
 
 bool attention_mask_only(const ir::Graph &captured, int arg_index) {

@@ -812,12 +812,14 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       for (size_t i = 0; i + 1 < pn.operands.size(); ++i)
         os << (i ? ", " : "") << value_name(pn.operands[i]);
       os << " along dim " << ir::cat_dim(g, pn);
-      std::string copied, in_place;
-      for (NodeId t : k.inputs)
-        (plan.cat_of(t) == k.product ? in_place : copied) +=
-            (plan.cat_of(t) == k.product ? in_place : copied).empty()
-                ? value_name(t)
-                : ", " + value_name(t);
+      auto names = [&](const std::vector<NodeId> &ts) {
+        std::string s;
+        for (auto [i, t] : llvm::enumerate(ts))
+          s += (i ? ", " : "") + value_name(t);
+        return s;
+      };
+      const std::string copied = names(plan.cat_tensors(k, false)),
+                        in_place = names(plan.cat_tensors(k, true));
       if (in_place.empty())
         os << " (the runtime's copies)";
       else if (copied.empty())

@@ -143,6 +143,11 @@ struct KernelPlan {
   bool cat_in_place(ir::NodeId c) const {
     return llvm::is_contained(into_cat, c);
   }
+  // Whether the host allocates cat c's result before the first launch: a
+  // kernel writes a piece of it, or it is itself a piece of another.
+  bool cat_allocated_first(ir::NodeId c) const {
+    return cat_in_place(c) || cat_of(c) >= 0;
+  }
   // Kernels a call launches when the outputs share one shape.
   size_t launched() const {
     return kernels.size() - unfused_count() - in_place_cats();
@@ -155,7 +160,16 @@ struct KernelPlan {
   // piece: it launches nothing.
   bool copies_nothing(const Kernel &k) const {
     return k.kind == Kernel::Kind::Product && !k.inputs.empty() &&
-           llvm::all_of(k.inputs, [&](ir::NodeId t) { return cat_of(t) == k.product; });
+           cat_tensors(k, false).empty();
+  }
+  // A cat kernel's tensors that kernels wrote into their pieces (written:
+  // true) or that the runtime copies (false), in order.
+  std::vector<ir::NodeId> cat_tensors(const Kernel &k, bool written) const {
+    std::vector<ir::NodeId> ts;
+    for (ir::NodeId t : k.inputs)
+      if ((cat_of(t) == k.product) == written)
+        ts.push_back(t);
+    return ts;
   }
   size_t in_place_cats() const {
     return size_t(llvm::count_if(kernels, [&](const Kernel &k) { return copies_nothing(k); }));

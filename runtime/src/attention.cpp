@@ -1,10 +1,13 @@
 // Eager scaled dot-product attention (kiln/attention.h): torch's shape rules
 // and checks, then one kernel (attention_impl.h) over 4-D strided operands.
 #include "attention_impl.h"
+#include "autograd_impl.h"
 #include "detail.h"
 
 #include <kiln/attention.h>
 #include <kiln/generated.h>
+#include <kiln/matmul.h>
+#include <kiln/ops.h>
 #include <kiln/rt.h>
 
 #include <cmath>
@@ -91,10 +94,9 @@ bool strides4(const Tensor &t, int64_t s[4]) {
 
 } // namespace
 
-Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
-                                    const Tensor &v, const Tensor &attn_mask,
-                                    bool is_causal,
-                                    std::optional<double> scale) {
+static Tensor attention_eager(const Tensor &q, const Tensor &k,
+                              const Tensor &v, const Tensor &attn_mask,
+                              bool is_causal, std::optional<double> scale) {
   rt::NvtxRange range("scaled_dot_product_attention");
   for (const auto &[name, t] :
        {std::pair{"query", &q}, std::pair{"key", &k}, std::pair{"value", &v}}) {
@@ -179,6 +181,87 @@ Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
     detail::cuda_attention(a);
   else
     detail::cpu_attention(a);
+  return out;
+}
+
+// --- autograd: attention's derivative, from the probabilities recomputed
+// with eager ops (the S x S matrix is materialised: eager backward only) ---
+
+namespace {
+// [..., Hkv, S, E] -> [..., Hq, S, E]: key/value head h / (Hq / Hkv) for
+// query head h.
+Tensor repeat_heads(const Tensor &t, int64_t hq) {
+  const int r = t.dim();
+  const int64_t hkv = t.size(r - 3);
+  if (hkv == hq)
+    return t;
+  Dims grown = t.unsqueeze(r - 2).sizes();
+  grown[r - 2] = hq / hkv;
+  Dims merged = t.sizes();
+  merged[r - 3] = hq;
+  return t.unsqueeze(r - 2).expand(grown).reshape(merged);
+}
+// The reverse: sums the query heads that share a key/value head.
+Tensor sum_heads(const Tensor &t, int64_t hkv) {
+  const int r = t.dim();
+  const int64_t hq = t.size(r - 3);
+  if (hkv == hq)
+    return t;
+  Dims split = t.sizes();
+  split[r - 3] = hkv;
+  split.resize(r + 1);
+  for (int d = r; d > r - 2; --d)
+    split[d] = t.size(d - 1);
+  split[r - 2] = hq / hkv;
+  return kiln::sum(t.reshape(split), r - 2, false);
+}
+} // namespace
+
+Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
+                                    const Tensor &v, const Tensor &attn_mask,
+                                    bool is_causal,
+                                    std::optional<double> scale) {
+  autograd::Recorder rec("scaled_dot_product_attention",
+                         {&q, &k, &v, &attn_mask});
+  Tensor out = attention_eager(q, k, v, attn_mask, is_causal, scale);
+  if (!rec)
+    return out;
+  const double sc =
+      scale ? *scale : 1.0 / std::sqrt(double(q.size(q.dim() - 1)));
+  rec.finish(
+      out, {q, k, v, attn_mask},
+      [is_causal, sc](const Tensor &g, const std::vector<Tensor> &sv,
+                      const std::vector<bool> &need) {
+        const Tensor &q = sv[0], &k = sv[1], &v = sv[2], &mask = sv[3];
+        const int r = q.dim();
+        const int64_t hq = q.size(r - 3), hkv = k.size(r - 3);
+        Tensor kx = repeat_heads(k, hq), vx = repeat_heads(v, hq);
+        Tensor s = kiln::matmul(q, kx.transpose(r - 2, r - 1)) * sc;
+        if (is_causal) {
+          const int64_t L = q.size(r - 2), S = k.size(r - 2);
+          Tensor i = kiln::arange(L, DType::i64, q.device()).unsqueeze(1);
+          Tensor j = kiln::arange(S, DType::i64, q.device()).unsqueeze(0);
+          s = kiln::where(j <= i, s, -INFINITY);
+        } else if (mask.defined()) {
+          s = mask.dtype() == DType::b8 ? kiln::where(mask, s, -INFINITY)
+                                        : s + mask;
+        }
+        Tensor p = kiln::softmax(s, -1);
+        p = kiln::where(p == p, p, 0.0); // rows with every key masked: 0
+        Tensor dp = kiln::matmul(g, vx.transpose(r - 2, r - 1));
+        Tensor ds = p * (dp - kiln::sum(dp * p, -1, true));
+        std::vector<Tensor> out(4);
+        if (need[0])
+          out[0] = kiln::matmul(ds, kx) * sc;
+        if (need[1])
+          out[1] = sum_heads(kiln::matmul(ds.transpose(r - 2, r - 1), q) * sc,
+                             hkv);
+        if (need[2])
+          out[2] = sum_heads(kiln::matmul(p.transpose(r - 2, r - 1), g), hkv);
+        if (need[3])
+          out[3] = ds; // an additive mask's: summed to its shape
+        return out;
+      });
   return out;
 }
 

@@ -1,9 +1,12 @@
 // Copies: between devices, dtypes and layouts; reading tensors back.
 #include "cpu_kernels.h"
 #include "cuda_backend.h"
+#include "autograd_impl.h"
 #include "detail.h"
 
 #include <kiln/tensor.h>
+
+#include <optional>
 
 namespace kiln {
 
@@ -56,8 +59,13 @@ Tensor Tensor::contiguous() const {
 
 Tensor Tensor::clone() const {
   check_defined(*this, "kiln::Tensor::clone");
+  autograd::Recorder rec("clone", {this});
   Tensor t = detail::empty_for("kiln::Tensor::clone", sizes_, dtype_, device_);
   detail::copy_same_device(t, *this, "kiln::Tensor::clone");
+  if (rec)
+    rec.finish(t, {}, [](const Tensor &g, auto &, auto &) {
+      return std::vector<Tensor>{g};
+    });
   return t;
 }
 
@@ -65,11 +73,18 @@ Tensor Tensor::to(Device d) const {
   check_defined(*this, "kiln::Tensor::to");
   if (d == device_)
     return *this;
+  autograd::Recorder rec("to", {this});
   Tensor src = contiguous();
   Tensor t = detail::empty_for("kiln::Tensor::to", sizes_, dtype_, d);
   size_t nbytes = size_t(numel_) * element_size();
   if (nbytes)
     detail::cuda_memcpy(t.data_ptr(), d, src.data_ptr(), device_, nbytes);
+  if (rec) {
+    Device back = device_;
+    rec.finish(t, {}, [back](const Tensor &g, auto &, auto &) {
+      return std::vector<Tensor>{g.to(back)};
+    });
+  }
   return t;
 }
 
@@ -77,8 +92,13 @@ Tensor Tensor::to(DType dt) const {
   check_defined(*this, "kiln::Tensor::to");
   if (dt == dtype_)
     return *this;
+  autograd::Recorder rec("to", {this});
   Tensor t = detail::empty_for("kiln::Tensor::to", sizes_, dt, device_);
   detail::copy_same_device(t, *this, "kiln::Tensor::to");
+  if (rec) // the engine converts the gradient back to this dtype
+    rec.finish(t, {}, [](const Tensor &g, auto &, auto &) {
+      return std::vector<Tensor>{g};
+    });
   return t;
 }
 
@@ -92,12 +112,25 @@ void Tensor::copy_(const Tensor &src) {
       src.sizes() == sizes_ && src.strides() == strides_ &&
       src.dtype() == dtype_)
     return; // copying a tensor onto itself
+  const Tensor *srcp = &src;
+  bool record = autograd::check_inplace(fn, *this, {&srcp, 1});
+  std::optional<autograd::Recorder> rec;
+  if (record)
+    rec.emplace("copy_", std::initializer_list<const Tensor *>{&src});
   Tensor s = src;
   if (s.device() != device_)
     s = s.to(device_);
   else if (detail::partially_overlaps(*this, s))
     s = s.clone();
   detail::copy_same_device(*this, s, fn);
+  rt::bump_version(*this);
+  if (record) {
+    // The old value is gone: the gradient reaches the source only.
+    Device back = src.device();
+    rec->finish_inplace(*this, {}, [back](const Tensor &g, auto &, auto &) {
+      return std::vector<Tensor>{g.to(back)};
+    });
+  }
 }
 
 template <class T> std::vector<T> Tensor::to_vector() const {

@@ -1,6 +1,7 @@
 // cat and stack (kiln/join.h); Tensor::chunk and Tensor::split are views
 // (tensor.cpp).
 #include "cuda_backend.h"
+#include "autograd_impl.h"
 #include "detail.h"
 
 #include <kiln/join.h>
@@ -113,7 +114,8 @@ void fill(const Tensor &r, const std::vector<Tensor> &tensors,
 
 } // namespace
 
-Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
+static Tensor cat_eager(const std::vector<Tensor> &tensors, int64_t dim,
+                        int *wrapped) {
   const char *fn = "kiln::cat";
   std::vector<Dims> shapes;
   shapes.reserve(tensors.size());
@@ -136,6 +138,36 @@ Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
     dt = promote_types(dt, t.dtype());
   Tensor r = detail::empty_for(fn, out, dt, tensors[0].device());
   fill(r, tensors, shapes, d, fn);
+  *wrapped = d;
+  return r;
+}
+
+Tensor cat(const std::vector<Tensor> &tensors, int64_t dim) {
+  autograd::Recorder rec("cat", std::span<const Tensor>(tensors));
+  int d = 0;
+  Tensor r = cat_eager(tensors, dim, &d);
+  if (rec) {
+    // Each tensor's gradient is its slice of the result's (a tensor the
+    // rule skipped, a legacy empty 1-D one, gets none).
+    std::vector<Dims> shapes;
+    for (const Tensor &t : tensors)
+      shapes.push_back(t.sizes());
+    const int rank = r.dim();
+    rec.finish(r, {}, [shapes, d, rank](const Tensor &g, auto &,
+                                        const std::vector<bool> &need) {
+      std::vector<Tensor> out(shapes.size());
+      int64_t at = 0;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (shapes[i].rank() != rank)
+          continue;
+        const int64_t n = shapes[i][d];
+        if (need[i])
+          out[i] = g.slice(d, at, at + n);
+        at += n;
+      }
+      return out;
+    });
+  }
   return r;
 }
 

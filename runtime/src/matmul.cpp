@@ -1,6 +1,7 @@
 // Eager matrix products (kiln/matmul.h): PyTorch's shape rules and error
 // checks, then rt::gemm (kiln/gemm.h) once per product, or once per group
 // of batch entries that one batch stride cannot reach.
+#include "autograd_impl.h"
 #include "detail.h"
 
 #include <kiln/gemm.h>
@@ -301,7 +302,7 @@ Prepared prepare_linear(const char *fn, const Tensor &x, const Tensor &w) {
 
 } // namespace
 
-Tensor matmul(const Tensor &a, const Tensor &b) {
+static Tensor matmul_eager(const Tensor &a, const Tensor &b) {
   const char *fn = "kiln::matmul";
   Prepared p = prepare_matmul(fn, a, b);
   Tensor out = detail::empty_for(fn, p.shape, a.dtype(), a.device());
@@ -309,7 +310,7 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
   return out.view(p.result);
 }
 
-Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b) {
+static Tensor linear_eager(const Tensor &x, const Tensor &w, const Tensor &b) {
   const char *fn = "kiln::linear";
   Prepared p = prepare_linear(fn, x, w);
   if (b.defined())
@@ -317,7 +318,7 @@ Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b) {
   return product_plus(fn, p.a, p.b, b, p.shape, p.result, 1, 1);
 }
 
-Tensor bmm(const Tensor &a, const Tensor &b) {
+static Tensor bmm_eager(const Tensor &a, const Tensor &b) {
   const char *fn = "kiln::bmm";
   check_pair(fn, "a", a, "b", b);
   if (a.dim() != 3 || b.dim() != 3)
@@ -339,7 +340,7 @@ Tensor bmm(const Tensor &a, const Tensor &b) {
   return out;
 }
 
-Tensor addmm(const Tensor &c, const Tensor &a, const Tensor &b, double beta,
+static Tensor addmm_eager(const Tensor &c, const Tensor &a, const Tensor &b, double beta,
              double alpha) {
   const char *fn = "kiln::addmm";
   check_pair(fn, "a", a, "b", b);
@@ -356,9 +357,113 @@ Tensor addmm(const Tensor &c, const Tensor &a, const Tensor &b, double beta,
   return product_plus(fn, a, b, c, shape, shape, alpha, beta);
 }
 
+// --- autograd: the products' derivatives ---
+
+namespace {
+Tensor last_two_swapped(const Tensor &t) {
+  return t.transpose(t.dim() - 2, t.dim() - 1);
+}
+} // namespace
+
+Tensor matmul(const Tensor &a, const Tensor &b) {
+  autograd::Recorder rec("matmul", {&a, &b});
+  Tensor r = matmul_eager(a, b);
+  if (rec)
+    rec.finish(r, {a, b}, [](const Tensor &g, const std::vector<Tensor> &sv,
+                             const std::vector<bool> &need) {
+      const Tensor &a = sv[0], &b = sv[1];
+      // As 2-D-or-more products: a 1-D a is a row, a 1-D b a column.
+      Tensor A = a.dim() == 1 ? a.unsqueeze(0) : a;
+      Tensor B = b.dim() == 1 ? b.unsqueeze(1) : b;
+      Tensor G = g;
+      if (b.dim() == 1)
+        G = G.unsqueeze(G.dim());
+      if (a.dim() == 1)
+        G = G.unsqueeze(G.dim() - 1);
+      std::vector<Tensor> out(2);
+      if (need[0])
+        out[0] = autograd::sum_to(matmul_eager(G, last_two_swapped(B)),
+                                  A.sizes())
+                     .reshape(a.sizes());
+      if (need[1])
+        out[1] = autograd::sum_to(matmul_eager(last_two_swapped(A), G),
+                                  B.sizes())
+                     .reshape(b.sizes());
+      return out;
+    });
+  return r;
+}
+
+Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b) {
+  autograd::Recorder rec("linear", {&x, &w, &b});
+  Tensor r = linear_eager(x, w, b);
+  if (rec)
+    rec.finish(r, {x, w}, [](const Tensor &g, const std::vector<Tensor> &sv,
+                             const std::vector<bool> &need) {
+      const Tensor &x = sv[0], &w = sv[1];
+      std::vector<Tensor> out(3);
+      if (w.dim() == 1) { // y = x . w over the last dim
+        Tensor gu = g.unsqueeze(g.dim());
+        if (need[0])
+          out[0] = gu * w;
+        if (need[1])
+          out[1] = autograd::sum_to(gu * x, w.sizes());
+      } else {
+        if (need[0])
+          out[0] = matmul_eager(g, w);
+        if (need[1]) {
+          const int64_t o = w.size(0), i = w.size(1);
+          Tensor g2 = g.reshape({-1, o}), x2 = x.reshape({-1, i});
+          out[1] = matmul_eager(g2.transpose(0, 1), x2);
+        }
+      }
+      if (need[2])
+        out[2] = g; // summed to the bias's shape
+      return out;
+    });
+  return r;
+}
+
+Tensor bmm(const Tensor &a, const Tensor &b) {
+  autograd::Recorder rec("bmm", {&a, &b});
+  Tensor r = bmm_eager(a, b);
+  if (rec)
+    rec.finish(r, {a, b}, [](const Tensor &g, const std::vector<Tensor> &sv,
+                             const std::vector<bool> &need) {
+      std::vector<Tensor> out(2);
+      if (need[0])
+        out[0] = bmm_eager(g, sv[1].transpose(1, 2));
+      if (need[1])
+        out[1] = bmm_eager(sv[0].transpose(1, 2), g);
+      return out;
+    });
+  return r;
+}
+
+Tensor addmm(const Tensor &c, const Tensor &a, const Tensor &b, double beta,
+             double alpha) {
+  autograd::Recorder rec("addmm", {&c, &a, &b});
+  Tensor r = addmm_eager(c, a, b, beta, alpha);
+  if (rec)
+    rec.finish(r, {a, b},
+               [beta, alpha](const Tensor &g, const std::vector<Tensor> &sv,
+                             const std::vector<bool> &need) {
+                 std::vector<Tensor> out(3);
+                 if (need[0])
+                   out[0] = g * beta;
+                 if (need[1])
+                   out[1] = matmul_eager(g, sv[1].transpose(0, 1)) * alpha;
+                 if (need[2])
+                   out[2] = matmul_eager(sv[0].transpose(0, 1), g) * alpha;
+                 return out;
+               });
+  return r;
+}
+
 } // namespace kiln
 
 namespace kiln::gen {
+
 
 bool product_shape(Product p, const Dims &a, const Dims &b,
                    std::initializer_list<const Dims *> addends, Dims &out) {

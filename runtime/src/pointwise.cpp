@@ -1,5 +1,6 @@
 // Eager element-wise ops: type promotion, broadcasting, checks, and the
 // choice of kernel (CPU or CUDA, contiguous or strided).
+#include "autograd_impl.h"
 #include "cpu_kernels.h"
 #include "cuda_backend.h"
 #include "detail.h"
@@ -228,12 +229,43 @@ const char *op_name(OpId op) {
 }
 
 Tensor pointwise(OpId op, std::initializer_list<Operand> operands) {
-  return run_pointwise(op, operands, nullptr);
+  const Tensor *ts[3] = {};
+  int n = 0;
+  for (const Operand &o : operands)
+    if (o.tensor && n < 3)
+      ts[n++] = o.tensor;
+  autograd::Recorder rec(kOps[int(op)].name,
+                         {n > 0 ? ts[0] : nullptr, n > 1 ? ts[1] : nullptr,
+                          n > 2 ? ts[2] : nullptr});
+  Tensor r = run_pointwise(op, operands, nullptr);
+  autograd::record_pointwise(rec, op, operands, r);
+  return r;
 }
 
 void pointwise_out(OpId op, std::initializer_list<Operand> operands,
                    const Tensor &out) {
+  const Tensor *ts[3] = {};
+  int n = 0;
+  for (const Operand &o : operands)
+    if (o.tensor && n < 3)
+      ts[n++] = o.tensor;
+  const char *fn = kOps[int(op)].qualified;
+  if (!autograd::check_inplace(fn, out, {ts, size_t(n)})) {
+    run_pointwise(op, operands, &out);
+    rt::bump_version(out);
+    return;
+  }
+  // Recorded: the node's inputs are the operands as they were, the old
+  // value of `out` kept when the formula reads it.
+  Tensor old = out;
+  if (autograd::pointwise_reads_alias(op, operands, out))
+    old = out.clone();
+  autograd::Recorder rec(kOps[int(op)].name,
+                         {n > 0 ? ts[0] : nullptr, n > 1 ? ts[1] : nullptr,
+                          n > 2 ? ts[2] : nullptr});
   run_pointwise(op, operands, &out);
+  rt::bump_version(out);
+  autograd::record_pointwise_inplace(rec, op, operands, old, out);
 }
 
 Tensor gelu(const Tensor &x, std::string_view approximate) {

@@ -1,5 +1,6 @@
 // Eager reductions and row-wise ops (kiln/ops.h): checks, result shapes and
 // dtypes, and the [outer, R, inner] view handed to the CPU or CUDA kernel.
+#include "autograd_impl.h"
 #include "detail.h"
 #include "reduce_programs.h"
 
@@ -174,60 +175,122 @@ void set_affine(const Plan &p, const Tensor &t, const char *what,
 
 } // namespace
 
-Tensor sum(const Tensor &x) { return reduce(plan_all(ReduceKind::Sum, x)); }
+// Each op records for autograd (kiln/ops.def's KILN_DERIVATIVE of its name)
+// when an input requires grad.
+namespace {
+std::vector<int64_t> all_dims(const Tensor &x) {
+  std::vector<int64_t> d;
+  for (int i = 0; i < x.dim(); ++i)
+    d.push_back(i);
+  return d;
+}
+std::vector<int64_t> one_dim(const Tensor &x, int64_t dim) {
+  if (x.dim() == 0)
+    return {};
+  return {int64_t(detail::wrap_dim(int(dim), x.dim(), "kiln autograd"))};
+}
+Tensor whole(ReduceKind k, const Tensor &x) {
+  autograd::Recorder rec(reduce_kind_name(k), {&x});
+  Tensor r = reduce(plan_all(k, x));
+  if (rec)
+    autograd::record_reduction(rec, reduce_kind_name(k), x, {}, {},
+                               all_dims(x), false, r);
+  return r;
+}
+Tensor along(ReduceKind k, const Tensor &x, int64_t dim, bool keepdim,
+             int64_t correction = 1) {
+  autograd::Recorder rec(reduce_kind_name(k), {&x});
+  Tensor r = reduce(plan_dim(k, x, dim, keepdim), correction);
+  if (rec) {
+    std::vector<double> scalars;
+    if (k == ReduceKind::Var)
+      scalars.push_back(double(correction));
+    autograd::record_reduction(rec, reduce_kind_name(k), x, {}, scalars,
+                               one_dim(x, dim), keepdim, r);
+  }
+  return r;
+}
+} // namespace
+
+Tensor sum(const Tensor &x) { return whole(ReduceKind::Sum, x); }
 Tensor sum(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(plan_dim(ReduceKind::Sum, x, dim, keepdim));
+  return along(ReduceKind::Sum, x, dim, keepdim);
 }
-Tensor mean(const Tensor &x) { return reduce(plan_all(ReduceKind::Mean, x)); }
+Tensor mean(const Tensor &x) { return whole(ReduceKind::Mean, x); }
 Tensor mean(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(plan_dim(ReduceKind::Mean, x, dim, keepdim));
+  return along(ReduceKind::Mean, x, dim, keepdim);
 }
-Tensor amax(const Tensor &x) { return reduce(plan_all(ReduceKind::Amax, x)); }
+Tensor amax(const Tensor &x) { return whole(ReduceKind::Amax, x); }
 Tensor amax(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(plan_dim(ReduceKind::Amax, x, dim, keepdim));
+  return along(ReduceKind::Amax, x, dim, keepdim);
 }
-Tensor amin(const Tensor &x) { return reduce(plan_all(ReduceKind::Amin, x)); }
+Tensor amin(const Tensor &x) { return whole(ReduceKind::Amin, x); }
 Tensor amin(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(plan_dim(ReduceKind::Amin, x, dim, keepdim));
+  return along(ReduceKind::Amin, x, dim, keepdim);
 }
 Tensor argmax(const Tensor &x) { return reduce(plan_all(ReduceKind::Argmax, x)); }
 Tensor argmax(const Tensor &x, int64_t dim, bool keepdim) {
   return reduce(plan_dim(ReduceKind::Argmax, x, dim, keepdim));
 }
-Tensor logsumexp(const Tensor &x) {
-  return reduce(plan_all(ReduceKind::Logsumexp, x));
-}
+Tensor logsumexp(const Tensor &x) { return whole(ReduceKind::Logsumexp, x); }
 Tensor logsumexp(const Tensor &x, int64_t dim, bool keepdim) {
-  return reduce(plan_dim(ReduceKind::Logsumexp, x, dim, keepdim));
+  return along(ReduceKind::Logsumexp, x, dim, keepdim);
 }
-Tensor var(const Tensor &x) { return reduce(plan_all(ReduceKind::Var, x)); }
+Tensor var(const Tensor &x) {
+  autograd::Recorder rec("var", {&x});
+  Tensor r = reduce(plan_all(ReduceKind::Var, x));
+  if (rec)
+    autograd::record_reduction(rec, "var", x, {}, {1.0}, all_dims(x), false,
+                               r);
+  return r;
+}
 Tensor var(const Tensor &x, int64_t dim, bool keepdim, int64_t correction) {
-  return reduce(plan_dim(ReduceKind::Var, x, dim, keepdim), correction);
+  return along(ReduceKind::Var, x, dim, keepdim, correction);
 }
 
 Tensor softmax(const Tensor &x, int64_t dim) {
-  return rowwise(plan_dim(ReduceKind::Softmax, x, dim, true), {});
+  autograd::Recorder rec("softmax", {&x});
+  Tensor r = rowwise(plan_dim(ReduceKind::Softmax, x, dim, true), {});
+  if (rec)
+    autograd::record_reduction(rec, "softmax", x, {}, {}, one_dim(x, dim),
+                               true, r);
+  return r;
 }
 Tensor log_softmax(const Tensor &x, int64_t dim) {
-  return rowwise(plan_dim(ReduceKind::LogSoftmax, x, dim, true), {});
+  autograd::Recorder rec("log_softmax", {&x});
+  Tensor r = rowwise(plan_dim(ReduceKind::LogSoftmax, x, dim, true), {});
+  if (rec)
+    autograd::record_reduction(rec, "log_softmax", x, {}, {}, one_dim(x, dim),
+                               true, r);
+  return r;
 }
 
 Tensor layer_norm(const Tensor &x, const Tensor &weight, const Tensor &bias,
                   double eps) {
+  autograd::Recorder rec("layer_norm", {&x, &weight, &bias});
   Plan p = plan_last(ReduceKind::LayerNorm, x);
   ReduceLaunch extra;
   extra.eps = eps;
   set_affine(p, weight, "weight", extra.weight, extra.weight_stride);
   set_affine(p, bias, "bias", extra.bias, extra.bias_stride);
-  return rowwise(p, extra);
+  Tensor r = rowwise(p, extra);
+  if (rec)
+    autograd::record_reduction(rec, "layer_norm", x, {&weight, &bias}, {eps},
+                               one_dim(x, -1), true, r);
+  return r;
 }
 
 Tensor rms_norm(const Tensor &x, const Tensor &weight, double eps) {
+  autograd::Recorder rec("rms_norm", {&x, &weight});
   Plan p = plan_last(ReduceKind::RmsNorm, x);
   ReduceLaunch extra;
   extra.eps = eps < 0 ? machine_epsilon(x.dtype()) : eps;
   set_affine(p, weight, "weight", extra.weight, extra.weight_stride);
-  return rowwise(p, extra);
+  Tensor r = rowwise(p, extra);
+  if (rec)
+    autograd::record_reduction(rec, "rms_norm", x, {&weight}, {extra.eps},
+                               one_dim(x, -1), true, r);
+  return r;
 }
 
 } // namespace kiln

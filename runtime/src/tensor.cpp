@@ -1,5 +1,6 @@
 // Tensor, Dims, Device, Storage: refcounting, views, printing.
 #include "cuda_backend.h"
+#include "autograd_impl.h"
 #include "detail.h"
 
 #include <kiln/tensor.h>
@@ -97,7 +98,7 @@ Storage::~Storage() {
 Tensor::Tensor(const Tensor &o)
     : storage_(o.storage_), offset_(o.offset_), numel_(o.numel_),
       sizes_(o.sizes_), strides_(o.strides_), dtype_(o.dtype_),
-      device_(o.device_), contiguous_(o.contiguous_) {
+      device_(o.device_), contiguous_(o.contiguous_), meta_(o.meta_) {
   if (storage_)
     storage_->refs.fetch_add(1, std::memory_order_relaxed);
 }
@@ -105,7 +106,8 @@ Tensor::Tensor(const Tensor &o)
 Tensor::Tensor(Tensor &&o) noexcept
     : storage_(std::exchange(o.storage_, nullptr)), offset_(o.offset_),
       numel_(o.numel_), sizes_(o.sizes_), strides_(o.strides_),
-      dtype_(o.dtype_), device_(o.device_), contiguous_(o.contiguous_) {}
+      dtype_(o.dtype_), device_(o.device_), contiguous_(o.contiguous_),
+      meta_(std::move(o.meta_)) {}
 
 static void release(Storage *s) {
   if (s && s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
@@ -127,6 +129,7 @@ Tensor &Tensor::operator=(Tensor &&o) noexcept {
     dtype_ = o.dtype_;
     device_ = o.device_;
     contiguous_ = o.contiguous_;
+    meta_ = std::move(o.meta_);
   }
   return *this;
 }
@@ -200,12 +203,20 @@ Tensor Tensor::apply_view(ViewKind kind, std::span<const int64_t> args) const {
   check_defined(*this, fn.c_str());
   bool copies = false;
   Layout l = view_layout(kind, layout(), args, &copies);
-  if (!copies)
-    return share(*this, l);
-  // A copy: contiguous's, then (reshape) viewed as the shape.
-  Tensor t = detail::empty_for(fn.c_str(), sizes_, dtype_, device_);
-  detail::copy_same_device(t, *this, fn.c_str());
-  return kind == ViewKind::Contiguous ? t : share(t, l);
+  if (kind == ViewKind::Contiguous && !copies)
+    return *this; // the tensor itself, as PyTorch's contiguous()
+  autograd::Recorder rec(view_name(kind), {this});
+  Tensor r;
+  if (!copies) {
+    r = share(*this, l);
+  } else {
+    // A copy: contiguous's, then (reshape) viewed as the shape.
+    Tensor t = detail::empty_for(fn.c_str(), sizes_, dtype_, device_);
+    detail::copy_same_device(t, *this, fn.c_str());
+    r = kind == ViewKind::Contiguous ? t : share(t, l);
+  }
+  autograd::record_view(rec, kind, args, *this, r);
+  return r;
 }
 
 Tensor Tensor::view(Dims shape) const {

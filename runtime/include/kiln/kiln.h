@@ -2,6 +2,7 @@
 #pragma once
 
 #include <kiln/attention.h>
+#include <kiln/autograd.h>
 #include <kiln/dtype.h>
 #include <kiln/interop.h>
 #include <kiln/join.h>

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <ostream>
 #include <span>
 #include <stdexcept>
@@ -22,6 +23,10 @@
 
 KILN_API_BEGIN
 namespace kiln {
+
+namespace autograd {
+struct Meta; // a tensor's autograd state (runtime/src/autograd.cpp)
+}
 
 // Thrown for bad input: shapes that do not broadcast, mixed devices,
 // unsupported dtypes, out-of-range dims. The message says what and where.
@@ -90,6 +95,10 @@ struct Storage {
   size_t nbytes = 0;
   Device device;
   std::atomic<int> refs{1};
+  // Bumped by every in-place write through the runtime (in-place ops,
+  // copy_, compiled code writing an argument): autograd's saved tensors
+  // check it, as PyTorch's version counter.
+  std::atomic<uint32_t> version{0};
   // CUDA memory from Kiln's allocator: the stream it was allocated for
   // (its free list; kiln/interop.h). nullptr: the legacy default stream.
   void *stream = nullptr;
@@ -198,6 +207,36 @@ public:
 
   std::string str() const; // "Tensor(f32[2, 3], cuda:0)"
 
+  // Autograd (kiln/autograd.h), with PyTorch's user model. A copy of a
+  // Tensor handle is the same tensor to autograd (it shares requires_grad,
+  // grad and history); a view or an op's result is a new one.
+  bool requires_grad() const; // a leaf marked so, or a result with history
+  // Marks a leaf (a tensor no recorded op made) to accumulate gradients.
+  // Floating dtypes only.
+  Tensor &requires_grad_(bool on = true);
+  bool is_leaf() const; // no recorded op made it
+  // The gradient accumulated by backward() (undefined until then);
+  // mutable_grad() to reset or replace it.
+  const Tensor &grad() const;
+  Tensor &mutable_grad();
+  // Gradients of this tensor with respect to the leaves that require grad,
+  // accumulated into their grad(). `gradient` is the gradient of this
+  // tensor (may be omitted for a one-element tensor: 1). The graph's saved
+  // tensors are freed unless retain_graph.
+  void backward() const;
+  void backward(const Tensor &gradient, bool retain_graph = false) const;
+  // The same data with no history, not requiring grad.
+  Tensor detach() const;
+  // The name of the node that made this tensor ("MulBackward"), or "".
+  std::string grad_fn_name() const;
+  // Runtime internals.
+  const std::shared_ptr<autograd::Meta> &autograd_meta() const {
+    return meta_;
+  }
+  void set_autograd_meta(std::shared_ptr<autograd::Meta> m) {
+    meta_ = std::move(m);
+  }
+
   // Runtime internals: make a tensor over a storage (takes one reference).
   static Tensor make(Storage *s, int64_t offset, Dims sizes, Dims strides,
                      DType dt);
@@ -212,6 +251,7 @@ private:
   DType dtype_ = DType::f32;
   Device device_;
   bool contiguous_ = true;
+  std::shared_ptr<autograd::Meta> meta_; // null: no autograd state
 };
 
 std::ostream &operator<<(std::ostream &os, const Tensor &t);

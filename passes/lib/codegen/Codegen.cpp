@@ -369,6 +369,7 @@ std::string host_translation_unit(const std::vector<FunctionCode> &fns,
         "// Rebuild instead of editing.\n"
         "#include <kiln/generated.h>\n"
         "#include <kiln/attention.h>\n"
+        "#include <kiln/autograd.h>\n"
         "#include <kiln/join.h>\n"
         "#include <kiln/matmul.h>\n"
         "#include <kiln/rt.h>\n"

@@ -1253,6 +1253,12 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
     h.body.push_back(assign(deref(nm("out" + std::to_string(j))),
                             shared ? method(t, "clone") : t));
   }
+  // Arguments updated in place: their storage's version moves, as an eager
+  // in-place op's does (autograd's saved tensors check it).
+  std::set<int> written;
+  for (int a : spec.into)
+    if (a >= 0 && written.insert(a).second)
+      h.body.push_back(eval(call("kiln::rt::bump_version", {arg(a)})));
   h.body.push_back(eval(call("kiln::rt::count_compiled", {})));
   h.body.push_back(ret(lit("true")));
   lv.body = std::move(h.body);
@@ -1286,6 +1292,23 @@ Stmts lower_entry(const FunctionSpec &spec,
                           n + " is on the device of " + dname,
                           n + " and " + dname + " are on different devices"));
     }
+  // The kernels record nothing for autograd: a call that must be recorded
+  // runs the original body, whose eager ops record it.
+  if (!tensors.empty()) {
+    std::vector<Expr> ptrs;
+    std::string names;
+    for (NodeId id : tensors) {
+      ptrs.push_back(addr(arg_of(first, id)));
+      names += (names.empty() ? "" : ", ") +
+               arg_name(first, first.node(id).arg_index);
+    }
+    b.push_back(fail_if(call("kiln::rt::autograd_records", {braces(ptrs)}),
+                        "no tensor argument requires grad while autograd "
+                        "records",
+                        "an argument (" + names +
+                            ") requires grad while autograd records: the "
+                            "original body runs, its eager ops record"));
+  }
   std::vector<Expr> call_args;
   for (size_t i = 0; i < spec.args.size(); ++i)
     call_args.push_back(arg(int(i)));

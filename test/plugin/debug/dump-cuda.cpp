@@ -27,8 +27,8 @@ using kiln::Tensor;
 // JSON: options.cuda = true
 // JSON: kernels[0].cuda_kernels.size = 4
 // JSON-NEXT: kernels[0].cuda_kernels[0] = "{{.*}}_k0_f32_vec"
-// JSON: guards[1].check = "the dtype of 'x' is f32 (the variant compiled)"
-// JSON: guards[3].check = "on a CUDA device, this file's CUDA kernels were built (nvcc ran)"
+// JSON: guards[2].check = "the dtype of 'x' is f32 (the variant compiled)"
+// JSON: guards[4].check = "on a CUDA device, this file's CUDA kernels were built (nvcc ran)"
 // TU: #include <kiln/generated.cuh>
 // TU: extern "C" __global__ void __launch_bounds__(256)
 // TU-NEXT: kiln_scale_exp_{{[0-9a-f]+}}_k0_f32_vec(const int64_t n,

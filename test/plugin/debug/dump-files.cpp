@@ -108,12 +108,13 @@ using kiln::Tensor;
 // JSON-NEXT: guards[0].message = "'x' is an undefined tensor"
 // JSON-NEXT: guards[0].variants.size = 0
 // JSON:      guards[2].check = "'y' is on the device of 'x'"
-// JSON:      guards[3].message = "'x' has a dtype this function was not compiled for (compiled for f32, f16, bf16, f64)"
-// JSON:      guards[4].message = "'y' is not f32 like 'x'"
-// JSON-NEXT: guards[4].variants.size = 1
-// JSON-NEXT: guards[4].variants[0] = "f32"
-// JSON:      guards[5].message = "the shapes of 'x', 'y' do not broadcast"
-// JSON-NEXT: guards[5].variants.size = 0
+// JSON:      guards[3].message = "an argument ('x', 'y') requires grad while autograd records: the original body runs, its eager ops record"
+// JSON:      guards[4].message = "'x' has a dtype this function was not compiled for (compiled for f32, f16, bf16, f64)"
+// JSON:      guards[5].message = "'y' is not f32 like 'x'"
+// JSON-NEXT: guards[5].variants.size = 1
+// JSON-NEXT: guards[5].variants[0] = "f32"
+// JSON:      guards[6].message = "the shapes of 'x', 'y' do not broadcast"
+// JSON-NEXT: guards[6].variants.size = 0
 // JSON:      remarks[0].message = "compiled 'twice_sin': 4 ops captured, 3 ops after decomposition and simplification, fused into 1 kernel (f32, f16, bf16, f64; CPU only)"
 // JSON:      remarks[1].message = "guard: 'x' is a defined tensor"
 
@@ -130,9 +131,10 @@ using kiln::Tensor;
 // SOFT-JSON: kernels[0].kind = "reduction"
 // SOFT-JSON: kernels[0].ops.size = 5
 // SOFT-JSON: kernels[0].passes = 3
-// SOFT-JSON: guards[2].check = "kernel 0: the shapes of 'x' broadcast together"
-// SOFT-JSON: guards[3].check = "kernel 0: the reduced dims [-1] are in range and adjacent"
-// SOFT-JSON: guards[4].message = "amax, amin and argmax of an empty dimension are errors"
+// SOFT-JSON: guards[1].check = "no tensor argument requires grad while autograd records"
+// SOFT-JSON: guards[3].check = "kernel 0: the shapes of 'x' broadcast together"
+// SOFT-JSON: guards[4].check = "kernel 0: the reduced dims [-1] are in range and adjacent"
+// SOFT-JSON: guards[5].message = "amax, amin and argmax of an empty dimension are errors"
 // SOFT-JSON: message = "'x' has a layout the reduction cannot walk along the reduced dims (or the dims after them)"
 [[kiln::compile("dtypes=f32")]] Tensor soft(const Tensor &x) {
   return kiln::softmax(x, -1);

@@ -17,10 +17,11 @@ using kiln::Tensor;
 void log_tensor(const Tensor &);
 
 // OFF-NOT: remark:
-// CHECK: remarks-rpass.cpp:[[@LINE+8]]:26: remark: kiln: compiled 'f': 2 ops captured, fused into 1 kernel (f32, f16, bf16, f64; CPU only)
-// CHECK: remarks-rpass.cpp:[[@LINE+7]]:26: remark: kiln: guard: 'x' is a defined tensor
-// CHECK-NEXT: remarks-rpass.cpp:[[@LINE+6]]:26: remark: kiln: guard: 'y' is a defined tensor
-// CHECK-NEXT: remarks-rpass.cpp:[[@LINE+5]]:26: remark: kiln: guard: 'y' is on the device of 'x'
+// CHECK: remarks-rpass.cpp:[[@LINE+9]]:26: remark: kiln: compiled 'f': 2 ops captured, fused into 1 kernel (f32, f16, bf16, f64; CPU only)
+// CHECK: remarks-rpass.cpp:[[@LINE+8]]:26: remark: kiln: guard: 'x' is a defined tensor
+// CHECK-NEXT: remarks-rpass.cpp:[[@LINE+7]]:26: remark: kiln: guard: 'y' is a defined tensor
+// CHECK-NEXT: remarks-rpass.cpp:[[@LINE+6]]:26: remark: kiln: guard: 'y' is on the device of 'x'
+// CHECK-NEXT: remarks-rpass.cpp:[[@LINE+5]]:26: remark: kiln: guard: no tensor argument requires grad while autograd records
 // CHECK-NEXT: remarks-rpass.cpp:[[@LINE+4]]:26: remark: kiln: guard: the dtype of 'x' is one of f32, f16, bf16, f64 (it picks the variant)
 // CHECK-NEXT: remarks-rpass.cpp:[[@LINE+3]]:26: remark: kiln: guard: 'y' is f32 like 'x' (f32 variant)
 // CHECK-NEXT: remarks-rpass.cpp:[[@LINE+2]]:26: remark: kiln: guard: kernel 0: the shapes of 'x', 'y' broadcast together

@@ -26,6 +26,33 @@ def png(path, pixels):
         f.write(chunk(b"IEND", b""))
 
 
+# A 3x5 pixel font for the labels (rows top to bottom, 3 bits each).
+FONT = {
+    "0": "111101101101111", "1": "010110010010111", "2": "111001111100111",
+    "3": "111001111001111", "4": "101101111001001", "5": "111100111001111",
+    "6": "111100111101111", "7": "111001001001001", "8": "111101111101111",
+    "9": "111101111001111", "-": "000000111000000", "e": "111101111100111",
+    "l": "100100100100111", "o": "000111101101111", "s": "011100010001110",
+    "t": "010111010010011", "p": "111101111100100", "a": "000111011101111",
+    "g": "111101111001111", "r": "000111100100100", "c": "000111100100111",
+    "m": "000111111101101", "i": "010000010010010", "d": "001001111101111",
+    " ": "000000000000000", "(": "010100100100010", ")": "010001001001010",
+}
+
+
+def text(put, x, y, s, rgb=(0, 0, 0), scale=2):
+    """Draws s with its top-left corner at (x, y)."""
+    for ch in s:
+        bits = FONT.get(ch, FONT[" "])
+        for r in range(5):
+            for c in range(3):
+                if bits[3 * r + c] == "1":
+                    for dy in range(scale):
+                        for dx in range(scale):
+                            put(x + c * scale + dx, y + r * scale + dy, rgb)
+        x += 4 * scale
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -67,6 +94,16 @@ def main():
                     put(x, y + dy, rgb)
     line(eager, (31, 119, 180), False)
     line(comp, (255, 127, 14), True)
+    # labels: decades of the loss, the first and last step, the legend
+    for d in range(lo, hi + 1):
+        text(put, 4, px(steps[0], 10 ** d)[1] - 5, f"1e{d}")
+    text(put, M, H - M + 8, str(steps[0]))
+    last = str(steps[-1])
+    text(put, W - M - 8 * len(last), H - M + 8, last)
+    text(put, W // 2 - 16, H - M + 8, "step")
+    text(put, 4, 12, "loss (log)")
+    text(put, W - M - 140, 12, "eager", (31, 119, 180))
+    text(put, W - M - 80, 12, "compiled", (255, 127, 14))
     png(sys.argv[2], img)
     print(f"{sys.argv[2]}: {len(steps)} steps, loss 10^{lo}..10^{hi} "
           f"(log scale); eager blue, compiled orange dashed")

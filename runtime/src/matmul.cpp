@@ -79,11 +79,14 @@ Dims concat(Dims d, std::initializer_list<int64_t> tail) {
   return d;
 }
 
-// out = act(alpha * a @ b + beta * out + bias) for a [..., m, k] and
+// out = act(alpha * a @ b + beta * C + bias) for a [..., m, k] and
 // b [..., k, n] whose batch dims broadcast to those of out [..., m, n] (a new
-// contiguous tensor); bias: undefined, or n contiguous elements.
+// contiguous tensor); bias: undefined, or n contiguous elements. C is
+// `c_data`, laid out as out (the library reads it: no copy), or out itself
+// when null.
 void product(Tensor a, Tensor b, const Tensor &out, double alpha, double beta,
-             const Tensor &bias, rt::Epilogue act = rt::Epilogue::None) {
+             const Tensor &bias, rt::Epilogue act = rt::Epilogue::None,
+             const void *c_data = nullptr) {
   if (out.numel() == 0)
     return;
   const int nb = out.dim() - 2;
@@ -138,7 +141,7 @@ void product(Tensor a, Tensor b, const Tensor &out, double alpha, double beta,
   g.d = out.data_ptr();
   g.ldd = n;
   g.d_dtype = out.dtype();
-  g.c = beta != 0 ? out.data_ptr() : nullptr;
+  g.c = beta == 0 ? nullptr : c_data ? c_data : out.data_ptr();
   g.ldc = n;
   g.alpha = alpha;
   g.beta = beta;
@@ -184,7 +187,9 @@ void product(Tensor a, Tensor b, const Tensor &out, double alpha, double beta,
     g.a = static_cast<const char *>(a.data_ptr()) + oa * int64_t(es);
     g.b = static_cast<const char *>(b.data_ptr()) + ob * int64_t(es);
     g.d = static_cast<char *>(out.data_ptr()) + od * int64_t(ds);
-    g.c = beta != 0 ? g.d : nullptr;
+    g.c = beta == 0 ? nullptr
+          : c_data  ? static_cast<const char *>(c_data) + od * int64_t(ds)
+                    : g.d;
     rt::gemm(out.device(), g);
   }
 }
@@ -200,21 +205,36 @@ Tensor column_bias(const Tensor &b, int64_t n) {
   return b.reshape({n}).contiguous();
 }
 
+// Whether the library can read addend `c` as the GEMM's C in place of the
+// result `out` (viewed as `result`): c has the result's shape, dtype and
+// device and is contiguous, as out is, so one layout serves both.
+bool reads_in_place(const Tensor &c, const Tensor &out, const Dims &result) {
+  return c.sizes() == result && c.is_contiguous() &&
+         c.dtype() == out.dtype() && c.device() == out.device();
+}
+
 // The result of a product with an addend `c` of any shape broadcasting to
 // `shape`: c added as a bias where it is one value per column and
-// beta == 1, else copied into the result first (one copy) and scaled by
-// beta there. beta == 0 reads nothing of c.
+// beta == 1; else read by the library as C where it has the result's
+// contiguous layout; else copied into the result first (one copy). beta
+// scales it; beta == 0 reads nothing of c.
 Tensor product_plus(const char *fn, const Tensor &a, const Tensor &b,
                     const Tensor &c, const Dims &shape, const Dims &result,
                     double alpha, double beta) {
   Tensor out = detail::empty_for(fn, shape, a.dtype(), a.device());
   Tensor bias;
+  const void *c_data = nullptr;
   if (c.defined() && beta != 0) {
     bias = beta == 1 ? column_bias(c, shape[shape.rank() - 1]) : Tensor();
-    if (!bias.defined() && out.numel() > 0)
-      detail::copy_same_device(out.view(result), c, fn);
+    if (!bias.defined() && out.numel() > 0) {
+      if (reads_in_place(c, out, result))
+        c_data = c.data_ptr();
+      else
+        detail::copy_same_device(out.view(result), c, fn);
+    }
   }
-  product(a, b, out, alpha, bias.defined() || !c.defined() ? 0 : beta, bias);
+  product(a, b, out, alpha, bias.defined() || !c.defined() ? 0 : beta, bias,
+          rt::Epilogue::None, c_data);
   return out.view(result);
 }
 
@@ -507,7 +527,9 @@ Tensor product(Product p, const Tensor &a, const Tensor &b, const Tensor &bias,
   Tensor out = detail::empty_for(fn, pr.shape, a.dtype(), a.device());
   const int64_t n = pr.shape[pr.shape.rank() - 1];
   // One value per output column goes to the GEMM's bias; any other addend
-  // is copied into the result first and added by the GEMM as beta * C.
+  // is added by the GEMM as beta * C: read in place where it has the
+  // result's contiguous layout (a residual), else copied into the result
+  // first.
   Tensor col, c;
   for (const Tensor *t : {&bias, &addend}) {
     if (!t->defined())
@@ -521,9 +543,14 @@ Tensor product(Product p, const Tensor &a, const Tensor &b, const Tensor &bias,
     else
       c = c.defined() ? c + *t : *t;
   }
-  if (c.defined() && out.numel() > 0)
-    detail::copy_same_device(out.view(pr.result), c, fn);
-  kiln::product(pr.a, pr.b, out, 1, c.defined() ? 1 : 0, col, act);
+  const void *c_data = nullptr;
+  if (c.defined() && out.numel() > 0) {
+    if (reads_in_place(c, out, pr.result))
+      c_data = c.data_ptr();
+    else
+      detail::copy_same_device(out.view(pr.result), c, fn);
+  }
+  kiln::product(pr.a, pr.b, out, 1, c.defined() ? 1 : 0, col, act, c_data);
   return out.view(pr.result);
 }
 

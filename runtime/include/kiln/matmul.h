@@ -62,9 +62,10 @@ bool product_shape(Product p, const Dims &a, const Dims &b,
 
 // act(p(a, b) + bias + addend) (bias and addend may be undefined), as one
 // library call where the layouts allow: an addend of one value per output
-// column is the GEMM's bias, another one is copied into the result first
-// and added as beta * C; act is cuBLASLt's epilogue (rt::gemm says where
-// each one runs). Raises as the eager op does on bad operands.
+// column is the GEMM's bias, another one is added as beta * C, read in
+// place when it has the result's shape and is contiguous (a residual),
+// else copied into the result first; act is cuBLASLt's epilogue (rt::gemm
+// says where each one runs). Raises as the eager op does on bad operands.
 Tensor product(Product p, const Tensor &a, const Tensor &b, const Tensor &bias,
                const Tensor &addend, rt::Epilogue act);
 

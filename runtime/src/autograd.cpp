@@ -588,6 +588,9 @@ struct FormulaCall {
   int input_of[4] = {-1, -1, -1, -1};
   Val scalar[4];
   bool r_kept = false; // unsqueeze %g and %r back to the reduced dims
+  // Evaluate in f32 (a reduction or row op of an f16/bf16 tensor: its
+  // gradient sums over rows, as PyTorch's backward kernels do in f32).
+  bool upcast = false;
   // The formula outputs (%ga, %gb, ...) wanted, from the inputs wanted.
   std::vector<bool> wanted(const std::vector<bool> &need) const {
     std::vector<bool> w(4, false);
@@ -650,6 +653,11 @@ void record_formula(Recorder &rec, FormulaCall call,
     vals[kG] = gv;
     if (n.fixed[kR] && !call.r_kept)
       vals[kR].t = unreduce(vals[kR].t, call.attrs.dims);
+    if (call.upcast)
+      for (Val &v : vals)
+        if (v.t.defined() && (v.t.dtype() == DType::f16 ||
+                              v.t.dtype() == DType::bf16))
+          v.t = v.t.to(DType::f32);
     vals = evaluate(call.opname, f, n, std::move(vals), call.attrs);
     std::vector<Tensor> out(need.size());
     for (int s = 0; s < 4; ++s) {
@@ -748,6 +756,7 @@ void record_reduction(Recorder &rec, const char *name, const Tensor &x,
   c.attrs.dims = dims;
   c.attrs.keepdim = keepdim;
   c.r_kept = keepdim || result.dim() == x.dim();
+  c.upcast = x.dtype() == DType::f16 || x.dtype() == DType::bf16;
   std::vector<const Tensor *> ins{&x};
   c.input_of[0] = 0;
   int k = 1;

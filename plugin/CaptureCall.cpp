@@ -95,6 +95,45 @@ std::optional<Value> Capturer::host_math(const CallExpr *c,
   return r;
 }
 
+// std::max(a, b) and std::min(a, b) of runtime scalars: `(a < b) ? b : a`
+// and `(b < a) ? b : a`, as the standard defines them (the first argument
+// wins ties and NaN comparisons), as a where of a comparison on weak
+// scalars. Doubles and signed integers only (float arithmetic rounds
+// differently); of known values it folds.
+std::optional<Value> Capturer::host_minmax(const CallExpr *c,
+                                           const FunctionDecl *callee,
+                                           bool is_max) {
+  QualType rt = c->getType().getNonReferenceType().getCanonicalType()
+                    .getUnqualifiedType();
+  bool is_double = rt->isSpecificBuiltinType(BuiltinType::Double);
+  bool is_signed_int = rt->isSignedIntegerType() &&
+                       ctx_.getTypeSize(rt) >= 32 && !rt->isEnumeralType();
+  if (!is_double && !is_signed_int)
+    return fail_value(c->getExprLoc(),
+                      "call to " + quoted(callee) + " of '" +
+                          rt.getAsString(ctx_.getPrintingPolicy()) +
+                          "' is not supported yet (of doubles and signed "
+                          "integers it is)");
+  llvm::SmallVector<ir::NodeId, 2> ids;
+  for (const Expr *a : c->arguments()) {
+    std::optional<Value> v = scalar(a);
+    if (!v)
+      return std::nullopt;
+    std::optional<ir::NodeId> n = materialize(*v, a->getExprLoc());
+    if (!n)
+      return std::nullopt;
+    ids.push_back(*n);
+  }
+  const ir::NodeId a = ids[0], b = ids[1];
+  ir::NodeId less = is_max ? add_op(ir::Op::Lt, {a, b}, c->getExprLoc())
+                           : add_op(ir::Op::Lt, {b, a}, c->getExprLoc());
+  Value r;
+  r.kind = Value::Scalar;
+  r.node = add_op(ir::Op::Where, {less, b, a}, c->getExprLoc());
+  r.type = rt;
+  return r;
+}
+
 std::optional<Value> Capturer::call(const CallExpr *c) {
   if (c->containsErrors())
     return silent_fail();
@@ -125,6 +164,9 @@ std::optional<Value> Capturer::call(const CallExpr *c) {
 
   if (std::optional<ir::Op> op = host_math_op(callee))
     return host_math(c, callee, *op);
+  if ((is_std_function(callee, "max") || is_std_function(callee, "min")) &&
+      c->getNumArgs() == 2)
+    return host_minmax(c, callee, callee->getName() == "max");
   // The standard library is opaque (its bodies are visible, but not made
   // of kiln ops): a call into it is a graph break.
   if (callee->isInStdNamespace() ||

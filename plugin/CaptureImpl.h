@@ -250,6 +250,8 @@ private:
   std::optional<Value> reduction(const CallExpr *c, ir::Op op);
   std::optional<Value> tensor_method(const CXXMemberCallExpr *c);
   std::optional<ir::Op> host_math_op(const FunctionDecl *callee);
+  std::optional<Value> host_minmax(const CallExpr *c,
+                                   const FunctionDecl *callee, bool is_max);
   std::optional<Value> host_math(const CallExpr *c, const FunctionDecl *callee,
                                  ir::Op op);
   std::optional<Value> to_dtype(const CXXMemberCallExpr *c, const Expr *obj);

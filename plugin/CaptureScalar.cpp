@@ -114,6 +114,12 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
   }
   if (const auto *d = dyn_cast<CXXDefaultArgExpr>(s))
     return runtime_scalar(d->getExpr(), want);
+  // A value bound to a `const T &` parameter (std::max's), and the full
+  // expression holding such a temporary: the value itself.
+  if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(s))
+    return runtime_scalar(m->getSubExpr(), want);
+  if (const auto *w = dyn_cast<ExprWithCleanups>(s))
+    return runtime_scalar(w->getSubExpr(), want);
   std::optional<Value> v;
   std::string what = "the value";
   if (const auto *dre = dyn_cast<DeclRefExpr>(s)) {

@@ -130,10 +130,17 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       // operator (+ - * /, unary -), or its formula (<cmath> functions);
       // conversions as C++ converts.
       if (info.rule == ir::TypeRule::COMPARE) {
-        fc.error = std::string("backend=eager: '") + info.name +
-                   "' of host scalars is not supported";
-        fc.error_loc = n.loc;
-        return fc;
+        // Compared in the operands' promoted kind (b8 < i64 < f64), with
+        // the op's C++ operator.
+        DType ct = DType::b8;
+        for (NodeId o : n.operands)
+          if (types[o].dtype == DType::f64 ||
+              (types[o].dtype == DType::i64 && ct == DType::b8))
+            ct = types[o].dtype;
+        const char *cht = host_type(ct);
+        os << "  const bool " << v(id) << " = " << cht << "(" << a(0) << ") "
+           << info.cxx << " " << cht << "(" << a(1) << ");\n";
+        continue;
       }
       const char *ht = host_type(t.dtype);
       os << "  const " << ht << " " << v(id) << " = ";

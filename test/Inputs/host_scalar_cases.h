@@ -6,6 +6,7 @@
 
 #include "capture_compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -34,6 +35,17 @@ COMPILE Tensor conversions(const Tensor &x, double t, int64_t n) {
   double whole = double(int64_t(t));
   bool on = bool(n);
   return x * whole + double(on) + double(n) / 4;
+}
+
+// std::max and std::min of runtime doubles and integers: `(a < b) ? b : a`
+// and `(b < a) ? b : a`, so the first argument wins ties and NaN
+// comparisons, as the standard says (std::max of a temporary, too).
+COMPILE Tensor clipped(const Tensor &x, double t, int64_t n) {
+  double lo = std::min(t, 0.5);
+  double hi = std::max(t * 2.0, lo);
+  int64_t k = std::max<int64_t>(n, 2);
+  return x * std::max(lo, -1.0) + hi + double(std::min(k, int64_t(5))) +
+         std::max(0.25, t);
 }
 
 // rms_norm's default eps is x's machine epsilon (per variant), and so is a
@@ -67,6 +79,9 @@ inline int run_host_scalars(kiln::Device dev) {
       }
     check("conversions 0", dt, [&] { return V{conversions(x, 2.99, 0)}; }, 1, 0,
           k(3));
+    for (double t : {0.75, -2.5, 0.5, 0.25, double(NAN)})
+      for (int64_t n : {3, -7, 9})
+        check("clipped", dt, [&] { return V{clipped(x, t, n)}; }, 1, 0, k(4));
     // Tiny rows, where eps decides the result.
     Tensor tiny = input({4, 16}, dt, 3, dev) * 1e-3, w = input({16}, dt, 4, dev);
     check("rms_default", dt, [&] { return V{rms_default(tiny, w)}; }, 1, 0, 1);

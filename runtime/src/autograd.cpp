@@ -110,14 +110,20 @@ struct Arg {
   int slot = -1; // -1: a constant
   double value = 0;
 };
+// What a statement computes, resolved when the formula is parsed.
+enum class StmtKind : uint8_t { Alias, Sum, Mean, ReduceSize, Pointwise };
 struct Stmt {
   int dst = -1;
-  std::string op; // "" for `%x = %y`
+  StmtKind kind = StmtKind::Alias; // Alias: `%x = %y`
+  OpId op = OpId::NumPointwise;    // Pointwise: the op of the table
   std::vector<Arg> args;
   bool has_dims = false, node_dims = false;
   std::vector<int64_t> dims;
   int keepdim = -1; // -1 none, 0 false, 1 true, 2 the node's
 };
+// KILN_VIEW_DERIVATIVE's rules (kiln/ops.def).
+enum class ViewGrad : uint8_t { RESHAPE, TRANSPOSE, PERMUTE, SUM_TO, SCATTER, SAME };
+
 struct Formula {
   std::vector<std::string> names;
   std::vector<Stmt> stmts;
@@ -128,6 +134,23 @@ struct Formula {
 [[noreturn]] void bad_formula(const std::string &op, const std::string &why) {
   fail("internal error: the derivative of '%s' in kiln/ops.def: %s",
        op.c_str(), why.c_str());
+}
+
+// The statement kind (and pointwise op) a formula's op name spells.
+void resolve(const std::string &formula_op, const std::string &name, Stmt &s) {
+  if (name == "sum" || name == "mean" || name == "reduce_size") {
+    s.kind = name == "sum"    ? StmtKind::Sum
+             : name == "mean" ? StmtKind::Mean
+                              : StmtKind::ReduceSize;
+    return;
+  }
+  for (int i = 0; i < int(OpId::NumPointwise); ++i)
+    if (name == op_name(OpId(i))) {
+      s.kind = StmtKind::Pointwise;
+      s.op = OpId(i);
+      return;
+    }
+  bad_formula(formula_op, "no op '" + name + "'");
 }
 
 Formula parse_formula(const std::string &op, std::string_view text) {
@@ -195,7 +218,7 @@ Formula parse_formula(const std::string &op, std::string_view text) {
     if (pos < text.size() && text[pos] == '%') {
       s.args.push_back(value_arg());
     } else {
-      s.op = std::string(word());
+      resolve(op, std::string(word()), s);
       s.args.push_back(value_arg());
       while (true) {
         skip();
@@ -304,13 +327,6 @@ Operand operand_of(const Val &x) {
   return o;
 }
 
-OpId pointwise_id(const std::string &name) {
-  for (int i = 0; i < int(OpId::NumPointwise); ++i)
-    if (name == op_name(OpId(i)))
-      return OpId(i);
-  fail("internal error: no pointwise op '%s' for a derivative", name.c_str());
-}
-
 std::vector<int> wrapped_dims(const Stmt &s, const std::vector<int64_t> &node,
                               int rank) {
   std::vector<int> out;
@@ -353,27 +369,27 @@ std::vector<Val> evaluate(const std::string &opname, const Formula &f,
     }
     Val out;
     out.set = true;
-    if (s.op.empty()) {
+    if (s.kind == StmtKind::Alias) {
       out = in[0];
-    } else if (s.op == "sum" || s.op == "mean") {
+    } else if (s.kind == StmtKind::Sum || s.kind == StmtKind::Mean) {
       const Tensor &x = in[0].t;
       bool keep = s.keepdim == 2 ? attrs.keepdim : s.keepdim != 0;
       std::vector<int> ds = wrapped_dims(s, attrs.dims, x.dim());
       Tensor r = x;
       for (size_t i = ds.size(); i-- > 0;)
-        r = s.op == "sum" ? kiln::sum(r, ds[i], keep)
-                          : kiln::mean(r, ds[i], keep);
+        r = s.kind == StmtKind::Sum ? kiln::sum(r, ds[i], keep)
+                                    : kiln::mean(r, ds[i], keep);
       out.t = r;
-    } else if (s.op == "reduce_size") {
+    } else if (s.kind == StmtKind::ReduceSize) {
       const Tensor &x = in[0].t;
       double count = 1;
       for (int d : wrapped_dims(s, attrs.dims, x.dim()))
         count *= double(x.size(d));
       out.v = count;
-    } else if (s.op == "where" && !in[0].t.defined()) {
+    } else if (s.op == OpId::Where && !in[0].t.defined()) {
       out = in[0].v != 0 ? in[1] : in[2]; // a condition known on the host
     } else {
-      OpId id = pointwise_id(s.op);
+      const OpId id = s.op;
       bool any_tensor = false;
       for (const Val &x : in)
         any_tensor |= x.t.defined();
@@ -408,7 +424,7 @@ std::vector<Val> evaluate(const std::string &opname, const Formula &f,
 // The formulas by op name, parsed once.
 struct FormulaTable {
   std::map<std::string, Formula> by_name;
-  std::map<ViewKind, std::string> view_rule;
+  std::map<ViewKind, ViewGrad> view_rule;
 };
 const FormulaTable &formulas() {
   static const FormulaTable table = [] {
@@ -436,10 +452,10 @@ const FormulaTable &formulas() {
       for (const auto &[Name, name] : names)
         if (std::string_view(Name) == e.name)
           t.by_name[name] = parse_formula(name, e.formula);
-    const std::pair<ViewKind, const char *> views[] = {
+    const std::pair<ViewKind, ViewGrad> views[] = {
 #define KILN_POINTWISE(Name, name, arity, rule, traits, identity, cxx,       \
                        formula, decomposition)
-#define KILN_VIEW_DERIVATIVE(Name, rule) {ViewKind::Name, #rule},
+#define KILN_VIEW_DERIVATIVE(Name, rule) {ViewKind::Name, ViewGrad::rule},
 #include <kiln/ops.def>
     };
     for (const auto &[k, r] : views)
@@ -472,6 +488,10 @@ Recorder::Recorder(const char *name, std::span<const Tensor> inputs) {
   for (const Tensor &t : inputs)
     p.push_back(&t);
   start(name, p.data(), p.size());
+}
+
+Recorder::Recorder(const char *name, std::span<const Tensor *const> inputs) {
+  start(name, inputs.data(), inputs.size());
 }
 
 void Recorder::start(const char *name, const Tensor *const *inputs,
@@ -776,7 +796,7 @@ void record_view(Recorder &rec, ViewKind kind, std::span<const int64_t> args,
                  const Tensor &input, Tensor &result) {
   if (!rec)
     return;
-  const std::string &rule = formulas().view_rule.at(kind);
+  const ViewGrad rule = formulas().view_rule.at(kind);
   std::vector<int64_t> a(args.begin(), args.end());
   Dims in_sizes = input.sizes();
   DType dt = input.dtype();
@@ -784,11 +804,12 @@ void record_view(Recorder &rec, ViewKind kind, std::span<const int64_t> args,
   BackwardFn fn = [rule, kind, a, in_sizes, dt,
                    dev](const Tensor &g, const std::vector<Tensor> &,
                         const std::vector<bool> &) -> std::vector<Tensor> {
-    if (rule == "RESHAPE")
+    switch (rule) {
+    case ViewGrad::RESHAPE:
       return {g.reshape(in_sizes)};
-    if (rule == "TRANSPOSE")
+    case ViewGrad::TRANSPOSE:
       return {g.transpose(int(a[0]), int(a[1]))};
-    if (rule == "PERMUTE") {
+    case ViewGrad::PERMUTE: {
       Dims inv;
       inv.resize(int(a.size()));
       for (size_t i = 0; i < a.size(); ++i)
@@ -796,14 +817,17 @@ void record_view(Recorder &rec, ViewKind kind, std::span<const int64_t> args,
             int64_t(i);
       return {g.permute(inv)};
     }
-    if (rule == "SUM_TO")
+    case ViewGrad::SUM_TO:
       return {sum_to(g, in_sizes)};
-    if (rule == "SCATTER") {
+    case ViewGrad::SCATTER: {
       Tensor z = kiln::zeros(in_sizes, dt, dev);
       z.apply_view(kind, a).copy_(g);
       return {z};
     }
-    return {g}; // SAME
+    case ViewGrad::SAME:
+      break;
+    }
+    return {g};
   };
   rec.finish(result, {}, std::move(fn));
 }

@@ -30,6 +30,7 @@ class Recorder {
 public:
   Recorder(const char *name, std::initializer_list<const Tensor *> inputs);
   Recorder(const char *name, std::span<const Tensor> inputs);
+  Recorder(const char *name, std::span<const Tensor *const> inputs);
   ~Recorder();
   Recorder(const Recorder &) = delete;
   Recorder &operator=(const Recorder &) = delete;

@@ -8,6 +8,7 @@
 #include <kiln/op_traits.h>
 #include <kiln/ops.h>
 
+#include <span>
 #include <string>
 
 namespace kiln {
@@ -228,15 +229,22 @@ const char *op_name(OpId op) {
   return int(op) < int(OpId::NumPointwise) ? kOps[int(op)].name : "?";
 }
 
+namespace {
+// The tensor operands of a call, in order (autograd's inputs).
+struct OperandTensors {
+  const Tensor *t[3] = {};
+  size_t n = 0;
+  explicit OperandTensors(std::initializer_list<Operand> operands) {
+    for (const Operand &o : operands)
+      if (o.tensor && n < 3)
+        t[n++] = o.tensor;
+  }
+  std::span<const Tensor *const> span() const { return {t, n}; }
+};
+} // namespace
+
 Tensor pointwise(OpId op, std::initializer_list<Operand> operands) {
-  const Tensor *ts[3] = {};
-  int n = 0;
-  for (const Operand &o : operands)
-    if (o.tensor && n < 3)
-      ts[n++] = o.tensor;
-  autograd::Recorder rec(kOps[int(op)].name,
-                         {n > 0 ? ts[0] : nullptr, n > 1 ? ts[1] : nullptr,
-                          n > 2 ? ts[2] : nullptr});
+  autograd::Recorder rec(kOps[int(op)].name, OperandTensors(operands).span());
   Tensor r = run_pointwise(op, operands, nullptr);
   autograd::record_pointwise(rec, op, operands, r);
   return r;
@@ -244,13 +252,9 @@ Tensor pointwise(OpId op, std::initializer_list<Operand> operands) {
 
 void pointwise_out(OpId op, std::initializer_list<Operand> operands,
                    const Tensor &out) {
-  const Tensor *ts[3] = {};
-  int n = 0;
-  for (const Operand &o : operands)
-    if (o.tensor && n < 3)
-      ts[n++] = o.tensor;
+  const OperandTensors ts(operands);
   const char *fn = kOps[int(op)].qualified;
-  if (!autograd::check_inplace(fn, out, {ts, size_t(n)})) {
+  if (!autograd::check_inplace(fn, out, ts.span())) {
     run_pointwise(op, operands, &out);
     rt::bump_version(out);
     return;
@@ -260,9 +264,7 @@ void pointwise_out(OpId op, std::initializer_list<Operand> operands,
   Tensor old = out;
   if (autograd::pointwise_reads_alias(op, operands, out))
     old = out.clone();
-  autograd::Recorder rec(kOps[int(op)].name,
-                         {n > 0 ? ts[0] : nullptr, n > 1 ? ts[1] : nullptr,
-                          n > 2 ? ts[2] : nullptr});
+  autograd::Recorder rec(kOps[int(op)].name, ts.span());
   run_pointwise(op, operands, &out);
   rt::bump_version(out);
   autograd::record_pointwise_inplace(rec, op, operands, old, out);

@@ -105,10 +105,7 @@ std::optional<Value> Capturer::host_minmax(const CallExpr *c,
                                            bool is_max) {
   QualType rt = c->getType().getNonReferenceType().getCanonicalType()
                     .getUnqualifiedType();
-  bool is_double = rt->isSpecificBuiltinType(BuiltinType::Double);
-  bool is_signed_int = rt->isSignedIntegerType() &&
-                       ctx_.getTypeSize(rt) >= 32 && !rt->isEnumeralType();
-  if (!is_double && !is_signed_int)
+  if (!exact_host_type(rt))
     return fail_value(c->getExprLoc(),
                       "call to " + quoted(callee) + " of '" +
                           rt.getAsString(ctx_.getPrintingPolicy()) +

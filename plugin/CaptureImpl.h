@@ -249,6 +249,10 @@ private:
   std::optional<Value> kiln_call(const CallExpr *c, const FunctionDecl *callee);
   std::optional<Value> reduction(const CallExpr *c, ir::Op op);
   std::optional<Value> tensor_method(const CXXMemberCallExpr *c);
+  // double, or a signed integer of 32 bits or more: a host scalar type
+  // whose arithmetic the graph computes as C++ does (float rounds
+  // differently, unsigned wraps).
+  bool exact_host_type(QualType t) const;
   std::optional<ir::Op> host_math_op(const FunctionDecl *callee);
   std::optional<Value> host_minmax(const CallExpr *c,
                                    const FunctionDecl *callee, bool is_max);

@@ -197,6 +197,12 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
   return v;
 }
 
+bool Capturer::exact_host_type(QualType t) const {
+  return t->isSpecificBuiltinType(BuiltinType::Double) ||
+         (t->isSignedIntegerType() && ctx_.getTypeSize(t) >= 32 &&
+          !t->isEnumeralType());
+}
+
 // The table's ops that C++'s arithmetic operators spell (+ - * /, unary
 // -): the graph computes them on weak scalars as C++ does, within the
 // limits scalar_arith checks.
@@ -237,9 +243,7 @@ std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
   }
   QualType t = plain(x->getType());
   bool is_double = t->isSpecificBuiltinType(BuiltinType::Double);
-  bool is_signed_int = t->isSignedIntegerType() && ctx_.getTypeSize(t) >= 32 &&
-                       !t->isEnumeralType();
-  if (!is_double && !is_signed_int)
+  if (!exact_host_type(t))
     return fail_value(x->getExprLoc(),
                       "arithmetic on runtime scalars of type '" +
                           t.getAsString(ctx_.getPrintingPolicy()) +

@@ -174,6 +174,10 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
     const bool any = gen::row_operand(v, full, geo, st, 1);
     ASSERT_EQ(any, group_affine[1] && group_affine[2]);
     ASSERT_EQ(st.nouter > 0, any && !group_affine[0]);
+    // Only the operand that needs the walk takes it: the output's rows
+    // are one stride apart whatever operand 1 is.
+    ASSERT_FALSE(st.walk[0]);
+    ASSERT_EQ(st.walk[1], st.nouter > 0);
     // Every element, through [outer, R, inner]: the index of full.
     auto each = [&](auto &&f) {
       for (int64_t o = 0; o < sp.outer; ++o)

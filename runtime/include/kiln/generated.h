@@ -255,20 +255,24 @@ bool row_operand(const Tensor &t, const Dims &full, const ReduceGeom &geo,
       !detail::group_stride(t, full, geo.d0, geo.d1 + 1, st.s[op][1]) ||
       !detail::group_stride(t, full, geo.d1 + 1, rank, st.s[op][2]))
     return false;
-  int n = 0;
+  int n = 0, from = -1;
   int64_t outer = 1;
   for (int d = 0; d < geo.d0; ++d)
     if (full[d] != 1) {
       const int td = d - off;
       st.outer_size[n] = full[d];
-      st.outer_stride[op][n++] =
-          td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
+      const int64_t stride = td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
+      if (stride != 0 && from < 0)
+        from = n;
+      st.outer_stride[op][n++] = stride;
       outer *= full[d];
     }
-  if (!detail::group_stride(t, full, 0, geo.d0, st.s[op][0])) {
+  st.walk[op] = !detail::group_stride(t, full, 0, geo.d0, st.s[op][0]);
+  if (st.walk[op]) {
     if (outer > int64_t(UINT32_MAX)) // kiln::row_base divides in 32 bits
       return false;
     st.nouter = n;
+    st.from[op] = from < 0 ? n : from;
   }
   return true;
 }
@@ -280,6 +284,7 @@ void row_reduced(const Dims &full, const ReduceGeom &geo, const RowSpace &sp,
   st.s[op][0] = sp.inner;
   st.s[op][1] = 0;
   st.s[op][2] = 1;
+  st.walk[op] = false;
   int n = 0;
   for (int d = 0; d < geo.d0; ++d)
     n += full[d] != 1;
@@ -294,9 +299,9 @@ void row_reduced(const Dims &full, const ReduceGeom &geo, const RowSpace &sp,
 
 // Operand op's rows start on multiples of vec elements.
 template <int N> bool rows_aligned(const RowStrides<N> &st, int op, int vec) {
-  if (st.nouter == 0)
+  if (!st.walk[op])
     return st.s[op][0] % vec == 0;
-  for (int d = 0; d < st.nouter; ++d)
+  for (int d = st.from[op]; d < st.nouter; ++d)
     if (st.outer_stride[op][d] % vec != 0)
       return false;
   return true;

@@ -61,11 +61,16 @@ struct RowSpace {
 // T] scores, reduced over the last dim), nouter > 0: the outer dims that
 // are not 1, outermost first, and every operand's stride along each; a
 // row's offset is then their sum (row_base: a few divisions per row).
+// Only the operands that need it walk them (walk[op]), and each only as far
+// out as its outermost non-zero stride (from[op]): beside [B, H, T, T]
+// scores a [T, T] mask costs one division per row, the scores none.
 template <int N> struct RowStrides {
   int64_t s[N][3];
   int nouter = 0;
   int64_t outer_size[kMaxRank];
   int64_t outer_stride[N][kMaxRank];
+  bool walk[N] = {};
+  int from[N] = {};
 };
 
 // Operand op's offset of row (o, i): o the outer index, i the inner. The
@@ -76,13 +81,13 @@ template <int N>
 KILN_HD inline int64_t row_base(const RowStrides<N> &st, int op, int64_t o,
                                 int64_t i) {
   int64_t b = i * st.s[op][2];
-  if (st.nouter == 0)
+  if (!st.walk[op])
     return b + o * st.s[op][0];
   uint32_t rest = uint32_t(o);
 #ifdef __CUDACC__
 #pragma unroll 1
 #endif
-  for (int d = st.nouter - 1; d >= 0; --d) {
+  for (int d = st.nouter - 1; d >= st.from[op]; --d) {
     const uint32_t size = uint32_t(st.outer_size[d]), q = rest / size;
     b += int64_t(rest - q * size) * st.outer_stride[op][d];
     rest = q;

@@ -178,9 +178,7 @@ Stmt compute_node(const ir::Graph &g, NodeId id, const ValueMap &values) {
       args.push_back(operand(g, o, cond ? "bool" : ct, values));
   }
   // exp rounded to 16 bits: the GPU's approximate 2^x (scalar.h says why).
-  const bool approx = n.op == Op::Exp && !n.type.scalar &&
-                      is_floating(n.type.dtype) &&
-                      element_size(n.type.dtype) == 2;
+  const bool approx = n.op == Op::Exp && rounds_in_eager(g, id);
   return compute(value_type(n), print(value_var(id)),
                  approx ? "exp_approx" : info.name, std::move(args), id,
                  describe_node(g, n));

@@ -920,7 +920,7 @@ struct Host {
           k.role[o] == sched::Role::Full
               ? cast("void", call("kiln::gen::row_operand",
                                   {tensor_of(g, o), full, geo, st, lit(int64_t(j))}))
-              : call("kiln::gen::row_reduced", {full, geo, sp, st, lit(int64_t(j))})));
+              : call("kiln::gen::row_reduced", {sp, st, lit(int64_t(j))})));
     for (auto [i, in] : llvm::enumerate(k.inputs)) {
       std::string an = operand_name(g, in);
       body.push_back(fail_if(

@@ -277,24 +277,14 @@ bool row_operand(const Tensor &t, const Dims &full, const ReduceGeom &geo,
   return true;
 }
 
-// Operand op: a reduced output (the reduced dims kept as 1), contiguous.
+// Operand op: a reduced output (the reduced dims kept as 1), contiguous:
+// its rows are sp.inner apart, whatever the other operands walk.
 template <int N>
-void row_reduced(const Dims &full, const ReduceGeom &geo, const RowSpace &sp,
-                 RowStrides<N> &st, int op) {
+void row_reduced(const RowSpace &sp, RowStrides<N> &st, int op) {
   st.s[op][0] = sp.inner;
   st.s[op][1] = 0;
   st.s[op][2] = 1;
   st.walk[op] = false;
-  int n = 0;
-  for (int d = 0; d < geo.d0; ++d)
-    n += full[d] != 1;
-  int64_t stride = sp.inner;
-  for (int d = geo.d0 - 1, k = n - 1; d >= 0; --d)
-    if (full[d] != 1) {
-      st.outer_size[k] = full[d];
-      st.outer_stride[op][k--] = stride;
-      stride *= full[d];
-    }
 }
 
 // Operand op's rows start on multiples of vec elements.

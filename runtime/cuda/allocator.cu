@@ -11,6 +11,7 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace kiln::detail {
@@ -36,6 +37,7 @@ struct DeviceCache {
   size_t reserved = 0; // bytes taken from cudaMalloc (in use or cached)
   size_t in_use = 0;   // bytes held by live tensors
   size_t limit = 0;    // set_cuda_memory_limit; 0: none
+  std::unordered_set<void *> pinned; // streams whose blocks CUDA graphs own
 };
 
 // Never destroyed: tensors freed during static destruction return their
@@ -60,11 +62,15 @@ void release_cache(int device, const char *fn) {
   {
     DeviceCache &dc = caches()[device];
     std::lock_guard<std::mutex> lock(dc.mu);
-    for (auto &[key, list] : dc.free) {
-      blocks.insert(blocks.end(), list.begin(), list.end());
-      dc.reserved -= key.cls * list.size();
+    for (auto it = dc.free.begin(); it != dc.free.end();) {
+      if (dc.pinned.contains(it->first.stream)) {
+        ++it;
+        continue;
+      }
+      blocks.insert(blocks.end(), it->second.begin(), it->second.end());
+      dc.reserved -= it->first.cls * it->second.size();
+      it = dc.free.erase(it);
     }
-    dc.free.clear();
   }
   if (blocks.empty())
     return;
@@ -138,6 +144,15 @@ size_t cuda_memory_in_use(int device) {
   return dc.in_use;
 }
 
+void cuda_pool_pin(void *stream, int device, bool pinned) {
+  DeviceCache &dc = caches()[device];
+  std::lock_guard<std::mutex> lock(dc.mu);
+  if (pinned)
+    dc.pinned.insert(stream);
+  else
+    dc.pinned.erase(stream);
+}
+
 void set_cuda_memory_limit_bytes(size_t bytes, int device) {
   if (device < 0 || device >= kMaxDevices)
     fail("kiln::set_cuda_memory_limit: no CUDA GPU cuda:%d", device);
@@ -163,7 +178,7 @@ void cuda_free(void *p, size_t nbytes, int device, void *stream) {
   {
     std::lock_guard<std::mutex> lock(dc.mu);
     dc.in_use -= cls;
-    if (!kNoCaching) {
+    if (!kNoCaching || dc.pinned.contains(stream)) {
       dc.free[FreeKey{stream, cls}].push_back(p);
       return;
     }

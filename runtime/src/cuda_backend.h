@@ -24,6 +24,11 @@ void check_cuda_device(Device d, const char *fn);
 void *cuda_alloc(size_t nbytes, int device, void *stream, const char *fn);
 void cuda_free(void *p, size_t nbytes, int device, void *stream);
 size_t cuda_memory_in_use(int device);
+// A pinned stream's free blocks are a CUDA graph's pool (kiln/rt.h,
+// graph_call): never given back to CUDA (not when memory runs short, nor
+// with KILN_NO_CUDA_MEMORY_CACHING), as the graph's kernels use them.
+// Unpinning (a capture that failed) makes them ordinary cached blocks.
+void cuda_pool_pin(void *stream, int device, bool pinned);
 void set_cuda_memory_limit_bytes(size_t bytes, int device);
 
 // Copies nbytes between any two devices (at least one is CUDA).

@@ -22,7 +22,7 @@ bool fill_uninitialized() { return g_fill_uninitialized.load(std::memory_order_r
 namespace rt {
 std::atomic<uint64_t> g_counters[kNumCounters];
 
-// KILN_LOGS is a comma list of guards, kernels, all.
+// KILN_LOGS is a comma list of guards, kernels, graphs, all.
 static unsigned parse_log_mask(const char *env) {
   unsigned mask = 0;
   if (!env)
@@ -40,12 +40,14 @@ static unsigned parse_log_mask(const char *env) {
       mask |= kLogGuards;
     else if (tok == "kernels")
       mask |= kLogKernels;
+    else if (tok == "graphs")
+      mask |= kLogGraphs;
     else if (tok == "all")
-      mask |= kLogGuards | kLogKernels;
+      mask |= kLogGuards | kLogKernels | kLogGraphs;
     else if (!tok.empty())
       std::fprintf(stderr,
                    "[kiln] KILN_LOGS: unknown kind '%s' (known: guards, "
-                   "kernels, all)\n",
+                   "kernels, graphs, all)\n",
                    tok.c_str());
     pos = comma + 1;
   }
@@ -77,6 +79,8 @@ Stats stats() {
   s.fallback_calls = rt::g_counters[rt::kFallback].load();
   s.guard_failures = rt::g_counters[rt::kGuardFailures].load();
   s.kernel_launches = rt::g_counters[rt::kLaunches].load();
+  s.graph_captures = rt::g_counters[rt::kGraphCaptures].load();
+  s.graph_replays = rt::g_counters[rt::kGraphReplays].load();
   return s;
 }
 

@@ -174,10 +174,11 @@ TEST(Logs, KilnLogsEnvironmentVariable) {
   EXPECT_EQ(log_mask_with("guards"), "log_mask=1\n");
   EXPECT_EQ(log_mask_with("guards,kernels"), "log_mask=3\n");
   EXPECT_EQ(log_mask_with(" kernels , guards "), "log_mask=3\n");
-  EXPECT_EQ(log_mask_with("all"), "log_mask=3\n");
+  EXPECT_EQ(log_mask_with("graphs"), "log_mask=4\n");
+  EXPECT_EQ(log_mask_with("all"), "log_mask=7\n");
   EXPECT_EQ(log_mask_with("bogus,guards"),
             "[kiln] KILN_LOGS: unknown kind 'bogus' (known: guards, kernels, "
-            "all)\nlog_mask=1\n");
+            "graphs, all)\nlog_mask=1\n");
 }
 
 TEST(CpuLaunch, CoversTheRangeOnceInParallelChunks) {

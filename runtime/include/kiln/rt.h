@@ -102,6 +102,58 @@ inline bool fast_path_off(const char *function) {
   return false;
 }
 
+// ---- CUDA graphs: [[kiln::compile("mode=reduce-overhead")]] ----
+//
+// A compiled region's fast path (its guards, allocations and launches) runs
+// through graph_call, which replays the kernels one call launched as one
+// CUDA graph when the call's key was seen before. The key is everything the
+// fast path's host code reads: per tensor argument (and per tensor passed in
+// an output slot) its definedness, device, dtype, sizes, strides and data
+// pointer; per scalar argument its value. The first call with a key runs
+// the fast path plainly (lazy set-up: module loading, cuBLASLt's choice of
+// algorithm); the second captures it on a private stream and launches the
+// graph; later calls launch the graph. Memory the captured calls allocate
+// (outputs, intermediates, scratch) is the graph's own pool (the
+// allocator's free list of that private stream, never handed to other
+// work nor given back to CUDA); an instance is replayed only when the
+// caller holds none of its previous outputs, so a result is never
+// overwritten under the caller (a caller still holding one gets another
+// instance, up to four per key). CPU tensors, mixed devices, a calling
+// stream that is itself capturing, autograd recording, fast paths switched
+// off, and a capture CUDA refuses run the fast path plainly (the last with
+// a KILN_LOGS=graphs line).
+struct GraphCache {
+  const char *label; // the user's function, for logs and NVTX
+  std::atomic<void *> impl{nullptr};
+};
+
+// A reference to a callable returning bool, without allocation; the
+// callable must outlive the call it is passed to.
+class FastPathRef {
+public:
+  template <class F>
+  FastPathRef(F &f)
+      : obj_(&f), call_([](void *o) { return (*static_cast<F *>(o))(); }) {}
+  bool operator()() const { return call_(obj_); }
+
+private:
+  void *obj_;
+  bool (*call_)(void *);
+};
+
+// A scalar argument as key bits (a double by its bit pattern: -0.0 and 0.0
+// are different keys, as they may give different kernels' results).
+inline uint64_t key_bits(double v) { return __builtin_bit_cast(uint64_t, v); }
+inline uint64_t key_bits(int64_t v) { return uint64_t(v); }
+inline uint64_t key_bits(bool v) { return v; }
+
+// Runs `fast_path` (the region's plain fast path, which returns false when
+// a guard fails) or replays its graph; returns what it returned. `tensors`
+// are the tensor arguments, `outs` the output slots.
+bool graph_call(GraphCache &cache, std::initializer_list<const Tensor *> tensors,
+                std::initializer_list<uint64_t> scalars,
+                std::initializer_list<Tensor *> outs, FastPathRef fast_path);
+
 // Broadcast shapes as PyTorch does; false if they do not broadcast.
 bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out);
 

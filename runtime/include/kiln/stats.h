@@ -18,6 +18,11 @@ struct Stats {
   uint64_t fallback_calls = 0; // calls that ran the original (eager) body
   uint64_t guard_failures = 0; // guards that failed (each leads to a fallback)
   uint64_t kernel_launches = 0; // kernels run: eager ops, fused kernels, fused loops
+  // mode=reduce-overhead (kiln/rt.h, graph_call): graphs captured, and calls
+  // served by replaying one (each also a compiled call; its kernels count
+  // as launches, as they run).
+  uint64_t graph_captures = 0;
+  uint64_t graph_replays = 0;
 };
 Stats stats();
 void reset_stats();
@@ -63,7 +68,15 @@ void set_fill_uninitialized(bool on);
 bool fill_uninitialized();
 
 namespace rt {
-enum Counter { kCompiled, kFallback, kGuardFailures, kLaunches, kNumCounters };
+enum Counter {
+  kCompiled,
+  kFallback,
+  kGuardFailures,
+  kLaunches,
+  kGraphCaptures,
+  kGraphReplays,
+  kNumCounters
+};
 extern std::atomic<uint64_t> g_counters[kNumCounters];
 inline void bump(Counter c) { g_counters[c].fetch_add(1, std::memory_order_relaxed); }
 // The fast path was switched off by set_compiled_enabled(false).
@@ -72,9 +85,9 @@ inline bool disabled_fallback() {
   return false;
 }
 
-// KILN_LOGS=guards,kernels (comma separated; "all" for everything), read
+// KILN_LOGS=guards,kernels,graphs (comma separated; "all" for everything), read
 // once at start-up. Logs go to stderr.
-enum LogKind : unsigned { kLogGuards = 1, kLogKernels = 2 };
+enum LogKind : unsigned { kLogGuards = 1, kLogKernels = 2, kLogGraphs = 4 };
 extern unsigned g_log_mask;
 inline bool log_enabled(LogKind k) { return (g_log_mask & k) != 0; }
 void log(LogKind k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

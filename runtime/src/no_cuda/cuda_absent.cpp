@@ -27,6 +27,7 @@ void *cuda_alloc(size_t, int device, void *, const char *fn) {
 // Nothing was ever allocated on a GPU.
 void cuda_free(void *, size_t, int, void *) {}
 size_t cuda_memory_in_use(int) { return 0; }
+void cuda_pool_pin(void *, int, bool) {}
 void set_cuda_memory_limit_bytes(size_t, int device) {
   fail("kiln::set_cuda_memory_limit: %s (cuda:%d requested)", kWhy, device);
 }
@@ -107,6 +108,13 @@ void launch(KernelRef &k, Device dev, Dim3, Dim3, void **, unsigned) {
 bool module_runs_on(KernelModule &, Device, const char *) { return false; }
 
 const char *module_load_error(const KernelModule &) { return detail::kWhy; }
+
+// No GPU, no graphs: every call runs its fast path (on the CPU).
+bool graph_call(GraphCache &, std::initializer_list<const Tensor *>,
+                std::initializer_list<uint64_t>, std::initializer_list<Tensor *>,
+                FastPathRef fast_path) {
+  return fast_path();
+}
 
 int multiprocessor_count(Device dev) {
   detail::fail("kiln::rt::multiprocessor_count: %s (%s requested)",

@@ -120,6 +120,7 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
   if (!req.opts.dtypes.empty())
     copts.dtypes = req.opts.dtypes;
   copts.unsafe_math = req.opts.unsafe_math;
+  copts.cuda_graphs = req.opts.cuda_graphs;
   copts.cuda = req.cuda;
   auto generate = [&](const codegen::FunctionSpec &spec, bool eager) {
     codegen::FunctionCode code;

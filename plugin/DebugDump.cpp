@@ -227,6 +227,7 @@ json explain_json(const DumpedFunction &f) {
                                              ? codegen::Options().dtypes
                                              : o.dtypes)},
                   {"unsafe_math", o.unsafe_math},
+                  {"mode", o.cuda_graphs ? "reduce-overhead" : "default"},
                   {"cuda", f.cuda}};
 
   // Several fast paths: their graphs one after the other, as KIR reads them.

@@ -93,6 +93,16 @@ std::string parse_compile_option(llvm::StringRef option,
     else
       return "unknown kiln::compile backend '" + backend.str() +
              "' (expected 'eager' or 'kiln')";
+  } else if (option.starts_with("mode=")) {
+    // torch.compile's modes: "default", and "reduce-overhead" (CUDA graphs).
+    llvm::StringRef mode = option.drop_front(5);
+    if (mode == "reduce-overhead")
+      opts.cuda_graphs = true;
+    else if (mode == "default")
+      opts.cuda_graphs = false;
+    else
+      return "unknown kiln::compile mode '" + mode.str() +
+             "' (expected 'default' or 'reduce-overhead')";
   } else if (option.starts_with("dtypes=")) {
     llvm::SmallVector<llvm::StringRef, 4> names;
     option.drop_front(7).split(names, ',');
@@ -110,7 +120,7 @@ std::string parse_compile_option(llvm::StringRef option,
   } else {
     return "unknown kiln::compile option '" + option.str() +
            "' (expected fullgraph, disable, backend=eager, dtypes=<list>, "
-           "unsafe-math)";
+           "mode=reduce-overhead, unsafe-math)";
   }
   return "";
 }

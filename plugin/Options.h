@@ -55,6 +55,7 @@ struct CompileOptions {
   bool disable = false;     // leave the function alone, silently
   bool eager_backend = false; // "backend=eager": keep the eager body
   bool unsafe_math = false;
+  bool cuda_graphs = false; // "mode=reduce-overhead"
   std::vector<DType> dtypes; // empty: codegen's default set
 };
 

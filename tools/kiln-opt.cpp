@@ -52,6 +52,11 @@ cl::opt<bool> pipeline("pipeline", cl::desc("Run the default pipeline"),
 cl::opt<bool> unsafe_math("unsafe-math",
                           cl::desc("Allow value-changing rewrites"),
                           cl::cat(category));
+cl::opt<bool> cuda_graphs(
+    "cuda-graphs",
+    cl::desc("Generate entries that replay as CUDA graphs "
+             "(mode=reduce-overhead)"),
+    cl::cat(category));
 enum class Emit { Kir, Dot, Plan, Lowered, Cuda, Host };
 cl::opt<Emit> emit(
     "emit", cl::desc("Output format"), cl::init(Emit::Kir),
@@ -144,6 +149,7 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
   codegen::Options opts;
   opts.unsafe_math = unsafe_math;
   opts.cuda = !no_cuda;
+  opts.cuda_graphs = cuda_graphs;
   if (!dtypes.empty()) {
     opts.dtypes.clear();
     for (const std::string &d : dtypes) {

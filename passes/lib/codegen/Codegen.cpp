@@ -231,7 +231,11 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                      (views ? ", " + std::to_string(views) + " layout " +
                                   (views == 1 ? "op" : "ops") +
                                   " made on the host"
-                            : "")});
+                            : "") +
+                     (opts.cuda_graphs && opts.cuda && nk > 0
+                          ? "; a call on the GPU replays its kernels as one "
+                            "CUDA graph (mode=reduce-overhead)"
+                          : "")});
   // Each layout op, at its line: the host makes it and kernels read it
   // through its strides (reshape and contiguous copy where eager does).
   for (const ir::Node &n : v0.graph.nodes) {

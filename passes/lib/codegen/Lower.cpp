@@ -2,6 +2,8 @@
 // entry that dispatches on the dtype; then the passes over the result.
 #include "Lower.h"
 
+#include <algorithm>
+
 namespace kiln::codegen {
 
 low::Program lower_function(const FunctionSpec &spec,
@@ -14,6 +16,10 @@ low::Program lower_function(const FunctionSpec &spec,
   p.args = spec.args;
   p.outputs = spec.graph.outputs.size();
   p.cuda = opts.cuda;
+  // A graph of no kernels would replay nothing.
+  p.cuda_graphs = opts.cuda_graphs && opts.cuda &&
+                  std::any_of(variants.begin(), variants.end(),
+                              [](const Variant &v) { return v.plan.launched() > 0; });
   for (const Variant &v : variants)
     p.variants.push_back(lower_variant(spec, v, opts));
   p.entry = lower_entry(spec, variants);

@@ -259,6 +259,35 @@ std::string fast_path_params(const Program &p) {
   return s;
 }
 
+// mode=reduce-overhead: the entry hands the plain one, with what keys a
+// replay (tensor arguments and output slots, scalar arguments' bits), to
+// kiln::rt::graph_call.
+void print_graphed_entry(llvm::raw_ostream &os, const Program &p) {
+  std::string tensors, scalars, outs, call;
+  for (auto [i, k] : llvm::enumerate(p.args)) {
+    const std::string a = "a" + std::to_string(i);
+    if (k == codegen::ArgKind::Tensor)
+      tensors += (tensors.empty() ? "&" : ", &") + a;
+    else
+      scalars += (scalars.empty() ? "" : ", ") +
+                 ("kiln::rt::key_bits(" + a + ")");
+    call += (call.empty() ? "" : ", ") + a;
+  }
+  for (size_t j = 0; j < p.outputs; ++j) {
+    const std::string o = "out" + std::to_string(j);
+    outs += (outs.empty() ? "" : ", ") + o;
+    call += (call.empty() ? "" : ", ") + o;
+  }
+  os << "static kiln::rt::GraphCache " << p.symbol << "_graphs{"
+     << print(str_lit(p.user_name)) << "};\n";
+  os << "bool " << p.symbol << "(" << fast_path_params(p) << ") {\n";
+  os << "  auto plain = [&] { return " << p.symbol << "_plain(" << call
+     << "); };\n";
+  os << "  return kiln::rt::graph_call(" << p.symbol << "_graphs, {" << tensors
+     << "}, {" << scalars << "}, {" << outs << "}, plain);\n";
+  os << "}\n\n";
+}
+
 } // namespace
 
 std::string print_cuda(const Program &p) {
@@ -297,9 +326,16 @@ std::string print_host(const Program &p) {
   }
   os << "bool " << p.symbol << "(" << params << ") __asm__(\"" << p.symbol
      << "\");\n";
-  os << "bool " << p.symbol << "(" << params << ") {\n";
-  pr.stmts(p.entry, "  ");
-  os << "}\n\n";
+  if (p.cuda_graphs) {
+    os << "static bool " << p.symbol << "_plain(" << params << ") {\n";
+    pr.stmts(p.entry, "  ");
+    os << "}\n\n";
+    print_graphed_entry(os, p);
+  } else {
+    os << "bool " << p.symbol << "(" << params << ") {\n";
+    pr.stmts(p.entry, "  ");
+    os << "}\n\n";
+  }
   os << print_caller_checks(p);
   return s;
 }

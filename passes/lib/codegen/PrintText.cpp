@@ -198,7 +198,11 @@ std::string print_text(const Program &p) {
   os << "lowered @" << p.user_name << " (" << p.symbol << "): " << p.args.size()
      << " argument" << (p.args.size() == 1 ? "" : "s") << ", " << p.outputs
      << " output" << (p.outputs == 1 ? "" : "s") << "\n";
-  os << "entry:\n";
+  if (p.cuda_graphs)
+    os << "entry, run through kiln::rt::graph_call (mode=reduce-overhead: "
+          "replayed as a CUDA graph):\n";
+  else
+    os << "entry:\n";
   pr.stmts(p.entry, "  ");
   for (const Variant &v : p.variants) {
     os << "variant " << dtype_name(v.dtype) << " (" << v.function << "):\n";

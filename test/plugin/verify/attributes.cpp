@@ -67,5 +67,10 @@ namespace [[kiln::compile]] space {} // expected-error {{'kiln::compile' attribu
 // 18. On a variable template.
 template <class T> [[kiln::compile]] T zero = T(); // expected-error {{'kiln::compile' attribute only applies to functions}}
 
+// 19. A mode torch.compile has but Kiln does not.
+[[kiln::compile("mode=max-autotune")]] Tensor autotune_mode(const Tensor &x) { return x; } // expected-error {{unknown kiln::compile mode 'max-autotune' (expected 'default' or 'reduce-overhead')}}
+
 // Well-formed: no diagnostic.
 [[kiln::compile("backend=kiln", "dtypes=f64")]] Tensor fine(const Tensor &x) { return kiln::sin(x); }
+[[kiln::compile("mode=reduce-overhead")]] Tensor graphed(const Tensor &x) { return kiln::sin(x); }
+[[kiln::compile("mode=default")]] Tensor default_mode(const Tensor &x) { return kiln::sin(x); }

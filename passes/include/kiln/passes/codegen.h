@@ -42,6 +42,9 @@ struct Options {
   bool cpu = true;  // generate fused CPU loops
   // Value-changing rewrites (e.g. sin(x)^2 + cos(x)^2 -> 1); off by default.
   bool unsafe_math = false;
+  // mode=reduce-overhead: the entry replays a call's kernels as a CUDA
+  // graph (kiln/rt.h, graph_call).
+  bool cuda_graphs = false;
 };
 
 // An assumption of the fast path that only its caller can check, as it

@@ -291,6 +291,9 @@ struct Program {
   size_t outputs = 0;
   bool cuda = true; // CUDA kernels were generated
   Stmts entry;      // defined/device guards and the dtype dispatch
+  // mode=reduce-overhead: `entry` is <symbol>_plain, and <symbol> runs it
+  // through kiln::rt::graph_call (replayed as a CUDA graph).
+  bool cuda_graphs = false;
   std::vector<Variant> variants;
   // The body of codegen::caller_checks_symbol(symbol), over its bool
   // parameters held0... (one per caller check); empty when there are none.

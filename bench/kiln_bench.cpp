@@ -95,7 +95,12 @@ void run(const Options &o, const Workload &w) {
   std::fflush(stdout);
 }
 
-// Small calls: microseconds per call over long runs of back-to-back calls.
+// Small calls: microseconds per call, two ways (as for the large
+// workloads): kernel time, over runs of 200 back-to-back calls per event
+// pair (the host's cost hides behind the GPU's only if it is smaller), and
+// single-call latency, one call per event pair from an idle stream. Also
+// the kernels one call runs and, for mode=reduce-overhead functions, how
+// many of the timed calls were CUDA-graph replays.
 void run_small(const Options &o, const char *name, const char *shape,
                const std::function<Tensor()> &call) {
   if (!o.only.empty() && std::string(name).find(o.only) == std::string::npos)
@@ -103,18 +108,31 @@ void run_small(const Options &o, const char *name, const char *shape,
   std::printf("{\"workload\": \"%s\", \"shape\": \"%s\", \"device\": \"%s\", "
               "\"small\": true",
               name, shape, o.dev.str().c_str());
+  auto back_to_back = [&] {
+    return kiln::median(kiln::time_calls(o.dev, [&] { call(); }, 100, o.reps, 200)) * 1e3;
+  };
+  auto single = [&] {
+    return kiln::median(kiln::time_calls(o.dev, [&] { call(); }, 100, o.reps)) * 1e3;
+  };
   kiln::set_compiled_enabled(false);
-  double eager = kiln::median(kiln::time_calls(o.dev, [&] { call(); }, 100,
-                                               o.reps, 200)) * 1e3;
+  Tensor eager = call().clone();
+  double eager_us = back_to_back(), eager_single = single();
   kiln::set_compiled_enabled(true);
   kiln::reset_stats();
-  call();
-  bool ran = kiln::stats().compiled_calls == 1;
-  std::printf(", \"eager_us\": %.3f", eager);
+  Tensor compiled = call();
+  kiln::synchronize(o.dev);
+  kiln::Stats st = kiln::stats();
+  bool ran = st.compiled_calls == 1;
+  std::printf(", \"eager_us\": %.3f, \"eager_single_us\": %.3f", eager_us,
+              eager_single);
   if (ran) {
-    double us = kiln::median(kiln::time_calls(o.dev, [&] { call(); }, 100,
-                                              o.reps, 200)) * 1e3;
-    std::printf(", \"compiled_us\": %.3f", us);
+    double us = back_to_back(), one = single();
+    kiln::Stats after = kiln::stats();
+    std::printf(", \"compiled_us\": %.3f, \"compiled_single_us\": %.3f, "
+                "\"kernels_per_call\": %llu, \"graph_replays\": %llu, "
+                "\"rel_diff\": %.3g",
+                us, one, (unsigned long long)st.kernel_launches,
+                (unsigned long long)after.graph_replays, rel_diff(compiled, eager));
   } else {
     std::printf(", \"compiled\": \"unsupported\"");
   }
@@ -356,6 +374,17 @@ int main(int argc, char **argv) {
   Tensor gw = kiln::randn({1024}, kiln::f32, d), gb = kiln::randn({1024}, kiln::f32, d);
   run_small(o, "small layer norm+GELU", "32x1024 f32",
             [&] { return layer_norm_gelu(gx, gw, gb); });
+  Tensor mg = kiln::randn({1024}, kiln::f32, d), mb = kiln::randn({1024}, kiln::f32, d);
+  run_small(o, "small chain", "32x1024 f32, LN + 8 pointwise + softmax",
+            [&] { return small_chain(gx, mg, mb); });
+  run_small(o, "small chain graphed", "32x1024 f32, LN + 8 pointwise + softmax",
+            [&] { return small_chain_graphed(gx, mg, mb); });
+  Tensor m1 = kiln::randn({64, 1024}, kiln::f32, d) * (1.0 / 32);
+  Tensor m2 = kiln::randn({1024, 64}, kiln::f32, d) * (1.0 / 8);
+  run_small(o, "small model", "32x1024 f32, MLP 1024-64-1024 twice",
+            [&] { return small_model(gx, mg, mb, m1, m2); });
+  run_small(o, "small model graphed", "32x1024 f32, MLP 1024-64-1024 twice",
+            [&] { return small_model_graphed(gx, mg, mb, m1, m2); });
   if (d.is_cuda())
     std::printf("{\"bare_launch_us\": %.3f}\n", kiln::bare_launch_us(d));
   return 0;

@@ -105,18 +105,26 @@ def main():
                          + "".join(f"{cell(t.get('compiled_' + m + suffix))} | " for m in modes)
                          + f"{vs} | {note} |")
         lines.append("")
-    lines += ["", "Small calls: microseconds per call over runs of 200 back-to-back calls "
-              f"(bare kernel launch, back to back: {bare:.2f} µs)." if bare else "", "",
-              "| workload | shape | Kiln eager µs | Kiln compiled µs | PyTorch eager µs | torch.compile µs |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "Small calls: microseconds per call, each cell kernel time (runs of 200 "
+              "back-to-back calls per event pair) / single-call latency (one call per pair)"
+              + (f"; a bare kernel launch, back to back, takes {bare:.2f} µs." if bare else "."),
+              "A workload named '... graphed' is the same function compiled with "
+              "mode=reduce-overhead (replayed as a CUDA graph); its torch columns are the "
+              "plain workload's, torch.compile's reduce-overhead beside its default.", "",
+              "| workload | shape | kernels per call (Kiln, torch.compile) | Kiln eager | "
+              "Kiln compiled | PyTorch eager | torch.compile | torch.compile reduce-overhead |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in kiln:
         if not r.get("small"):
             continue
-        t = torch.get(r["workload"], {})
+        t = torch.get(r["workload"].removesuffix(" graphed"), {})
         f = lambda v: f"{v:.2f}" if isinstance(v, (int, float)) else "—"
-        comp = f(r.get("compiled_us")) if "compiled_us" in r else "unsupported"
-        lines.append(f"| {r['workload']} | {r['shape']} | {f(r.get('eager_us'))} | {comp} | "
-                     f"{f(t.get('eager_us'))} | {f(t.get('compiled_us'))} |")
+        both = lambda d, k: f"{f(d.get(k + '_us'))} / {f(d.get(k + '_single_us'))}"
+        comp = both(r, "compiled") if "compiled_us" in r else "unsupported"
+        kern = f"{r.get('kernels_per_call', '—')}, {t.get('compiled_kernels', '—')}"
+        lines.append(f"| {r['workload']} | {r['shape']} | {kern} | {both(r, 'eager')} | {comp} | "
+                     f"{both(t, 'eager')} | {both(t, 'compiled')} | "
+                     f"{both(t, 'compiled_reduce_overhead')} |")
     if first:
         lines += ["", "First call in a fresh process (wall seconds from process start to the "
                   "first result of sin(x)+cos(y) on 2^20 floats, median of 5; compiled minus eager "

@@ -269,17 +269,53 @@ def run(name, fn, args, reps, fresh=None, kernels=False):
 
 
 def run_small(name, fn, args, reps):
+    """Microseconds per call: kernel time (200 back-to-back calls per event
+    pair) and single-call latency (one call per pair), eager and in each
+    torch.compile mode of --modes."""
     if (OPTS.only and OPTS.only not in name) or "default" not in OPTS.modes:
         return
     rec = {"workload": name, "impl": "torch", "small": True}
     try:
-        rec["eager_us"] = median(time_calls(lambda: fn(*args), 100, reps, 200)) * 1e3
-        compiled_fn = torch.compile(fn)
-        compiled_fn(*args)
-        rec["compiled_us"] = median(time_calls(lambda: compiled_fn(*args), 100, reps, 200)) * 1e3
+        call = lambda: fn(*args)
+        rec["eager_us"] = median(time_calls(call, 100, reps, 200)) * 1e3
+        rec["eager_single_us"] = median(time_calls(call, 100, reps)) * 1e3
+        rec["eager_kernels"] = count_kernels(call)
+        eager = fn(*args).clone()
+        for mode in OPTS.modes:
+            key = "compiled" if mode == "default" else "compiled_" + mode.replace("-", "_")
+            torch._dynamo.reset()
+            compiled_fn = torch.compile(fn, mode=None if mode == "default" else mode)
+            ccall = lambda: compiled_fn(*args)
+            for _ in range(3):  # reduce-overhead records its graph after warm-up calls
+                out = ccall()
+            rec[key + "_rel_diff"] = rel_diff(out, eager)
+            rec[key + "_us"] = median(time_calls(ccall, 100, reps, 200)) * 1e3
+            rec[key + "_single_us"] = median(time_calls(ccall, 100, reps)) * 1e3
+            if mode == "default":
+                rec[key + "_kernels"] = count_kernels(ccall)
     except Exception as e:
         rec["error"] = f"{type(e).__name__}: {e}"[:300]
     print(json.dumps(rec), flush=True)
+
+
+def small_chain(x, g, b):
+    """bench/workloads.h's small_chain: layer norm, 8 pointwise ops, softmax."""
+    h = F.layer_norm(x, (x.shape[-1],), g, b, 1e-5)
+    a = F.gelu(h * 1.702, approximate="tanh") + 0.1 * torch.sin(h)
+    z = a * torch.sigmoid(h) - 0.5 * torch.tanh(a)
+    return torch.softmax(z, -1)
+
+
+def small_model(x, g, b, w1, w2):
+    """bench/workloads.h's small_model: two blocks of layer norm and a
+    1024 -> 64 -> 1024 MLP with a residual, then softmax and column stats."""
+    C = x.shape[-1]
+    h = F.layer_norm(x, (C,), g, b, 1e-5)
+    o = F.linear(F.gelu(F.linear(h, w1), approximate="tanh"), w2) + x
+    h2 = F.layer_norm(o, (C,), g, b, 1e-5)
+    o2 = F.linear(F.gelu(F.linear(h2, w1), approximate="tanh"), w2) + o
+    s = torch.softmax(o2 * 0.5, -1)
+    return s - s.mean(0, keepdim=True) + o2.amax(0, keepdim=True)
 
 
 def main():
@@ -385,6 +421,11 @@ def main():
     gx = torch.randn(32, 1024, device=dev)
     gw, gb = torch.randn(1024, device=dev), torch.randn(1024, device=dev)
     run_small("small layer norm+GELU", layer_norm_gelu, (gx, gw, gb), reps)
+    mg, mb = torch.randn(1024, device=dev), torch.randn(1024, device=dev)
+    run_small("small chain", small_chain, (gx, mg, mb), reps)
+    m1 = torch.randn(64, 1024, device=dev) / 32
+    m2 = torch.randn(1024, 64, device=dev) / 8
+    run_small("small model", small_model, (gx, mg, mb, m1, m2), reps)
 
 
 if __name__ == "__main__":

@@ -156,3 +156,42 @@ using kiln::Tensor;
   Tensor h = kiln::gelu(kiln::linear(x, w1, b1), "tanh");
   return x + kiln::linear(h, w2, b2);
 }
+
+// Small calls, where launches, not bytes or FLOPs, take the time (issue
+// 14, CUDA graphs), each once as compiled by default and once replayed as
+// a CUDA graph (mode=reduce-overhead), at 32x1024 f32:
+// - a chain of layer norm, eight pointwise ops and softmax (eager: a
+//   kernel per op; Kiln: one row kernel);
+// - a small model of 8 kernels: two blocks of layer norm and a
+//   1024 -> 64 -> 1024 MLP (GELU between, a residual after), then softmax
+//   and column statistics.
+#define KILN_SMALL_CHAIN_BODY                                                  \
+  Tensor h = kiln::layer_norm(x, g, b, 1e-5);                                  \
+  Tensor a = kiln::gelu(h * 1.702, "tanh") + 0.1 * kiln::sin(h);               \
+  Tensor z = a * kiln::sigmoid(h) - 0.5 * kiln::tanh(a);                       \
+  return kiln::softmax(z, -1);
+[[kiln::compile]] Tensor small_chain(const Tensor &x, const Tensor &g,
+                                     const Tensor &b) {
+  KILN_SMALL_CHAIN_BODY
+}
+[[kiln::compile("mode=reduce-overhead")]] Tensor small_chain_graphed(
+    const Tensor &x, const Tensor &g, const Tensor &b) {
+  KILN_SMALL_CHAIN_BODY
+}
+#define KILN_SMALL_MODEL_BODY                                                  \
+  Tensor h = kiln::layer_norm(x, g, b, 1e-5);                                  \
+  Tensor o = kiln::linear(kiln::gelu(kiln::linear(h, w1), "tanh"), w2) + x;    \
+  Tensor h2 = kiln::layer_norm(o, g, b, 1e-5);                                 \
+  Tensor o2 = kiln::linear(kiln::gelu(kiln::linear(h2, w1), "tanh"), w2) + o;  \
+  Tensor s = kiln::softmax(o2 * 0.5, -1);                                      \
+  return s - kiln::mean(s, 0, true) + kiln::amax(o2, 0, true);
+[[kiln::compile]] Tensor small_model(const Tensor &x, const Tensor &g,
+                                     const Tensor &b, const Tensor &w1,
+                                     const Tensor &w2) {
+  KILN_SMALL_MODEL_BODY
+}
+[[kiln::compile("mode=reduce-overhead")]] Tensor small_model_graphed(
+    const Tensor &x, const Tensor &g, const Tensor &b, const Tensor &w1,
+    const Tensor &w2) {
+  KILN_SMALL_MODEL_BODY
+}

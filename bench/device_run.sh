@@ -30,6 +30,8 @@ python3 "$root/bench/torch_bench.py" --reps "${REPS:-50}" 2>"$out/torch.err" | t
 # device tool's 10 minutes). For kernel time, max-autotune-no-cudagraphs:
 # max-autotune's CUDA graphs copy every non-parameter input into the graph's
 # own buffers on each replay (256 MB more traffic for sin(x)+cos(y)).
+# MODES=reduce-overhead: torch.compile's CUDA graphs for the small calls
+# only (report.py's last column), beside Kiln's mode=reduce-overhead rows.
 torch_modes ${MODES:-}
 # FIRST_CALL=0 leaves out the fresh-process runs (about 3 minutes).
 if [ "${FIRST_CALL:-1}" != 0 ]; then

@@ -84,7 +84,15 @@ struct Impl {
   std::mutex mu;
   std::unordered_map<std::vector<uint64_t>, Entry, KeyHash> keys;
   bool full_logged = false;
+  // Captures and replays so far. Keys that keep changing (x = f(x): each
+  // result is a new address, hence a new key) would capture a graph every
+  // few calls and replay each only a few times; past kChurnCaptures
+  // captures with fewer than kChurnReplays replays each, no more are made
+  // (the graphs there still replay).
+  uint64_t captures = 0, replays = 0;
+  bool churn = false;
 };
+constexpr uint64_t kChurnCaptures = 8, kChurnReplays = 4;
 
 // Never destroyed (tensors and graphs may outlive static destruction).
 Impl &impl_of(GraphCache &c) {
@@ -202,12 +210,14 @@ void replay(GraphCache &c, Instance &in, std::initializer_list<const Tensor *> t
   detail::cuda_check(cudaGraphLaunch(in.exec, static_cast<cudaStream_t>(stream)),
                      c.label, "cudaGraphLaunch");
   in.last_stream = stream;
-  size_t j = 0;
-  for (Tensor *o : outs)
-    *o = std::move(result[j++]);
+  // Versions first: a slot's tensor written in place is what it holds
+  // before the result replaces it.
   const size_t nargs = tensors.size();
   for (int w : in.written)
     bump_version(size_t(w) < nargs ? *tensors.begin()[w] : *outs.begin()[w - nargs]);
+  size_t j = 0;
+  for (Tensor *o : outs)
+    *o = std::move(result[j++]);
   bump(kCompiled);
   bump(kGraphReplays);
   g_counters[kLaunches].fetch_add(in.launches, std::memory_order_relaxed);
@@ -282,8 +292,22 @@ bool graph_call(GraphCache &c, std::initializer_list<const Tensor *> tensors,
         return fast_path();
       }
       replay(c, *in, tensors, outs, result, stream);
+      ++im.replays;
       return true;
     }
+  if (!im.churn && im.captures >= kChurnCaptures &&
+      im.replays < kChurnReplays * im.captures) {
+    im.churn = true;
+    log(kLogGraphs, "%s: %llu graphs captured and replayed %llu times: the "
+                    "keys keep changing (a new input address per call, as in "
+                    "x = f(x)?), so calls with new keys run without a graph",
+        c.label, (unsigned long long)im.captures,
+        (unsigned long long)im.replays);
+  }
+  if (im.churn) {
+    lock.unlock();
+    return fast_path();
+  }
   if (!e.seen || e.instances.size() >= kMaxInstances) {
     // The first call with this key sets up what a capture must not (module
     // loading, cuBLASLt's heuristic); past the instances, plain calls.
@@ -419,6 +443,7 @@ bool graph_call(GraphCache &c, std::initializer_list<const Tensor *> tensors,
     if (st[k] && st[k]->version.load() != versions[k])
       in->written.push_back(int(k));
   bump(kGraphCaptures);
+  ++im.captures;
   log(kLogGraphs, "%s: captured a CUDA graph of %llu kernels (instance %zu "
                   "of this key, %zu keys)",
       c.label, (unsigned long long)in->launches, e.instances.size() + 1,

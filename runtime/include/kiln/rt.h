@@ -118,7 +118,9 @@ inline bool fast_path_off(const char *function) {
 // work nor given back to CUDA); an instance is replayed only when the
 // caller holds none of its previous outputs, so a result is never
 // overwritten under the caller (a caller still holding one gets another
-// instance, up to four per key). CPU tensors, mixed devices, a calling
+// instance, up to four per key). Keys that keep changing (x = f(x), a new
+// address per call) stop the captures after eight that replayed fewer than
+// four times each. CPU tensors, mixed devices, a calling
 // stream that is itself capturing, autograd recording, fast paths switched
 // off, and a capture CUDA refuses run the fast path plainly (the last with
 // a KILN_LOGS=graphs line).

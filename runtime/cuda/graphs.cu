@@ -123,18 +123,6 @@ void add_tensor(std::vector<uint64_t> &key, const Tensor &t) {
   }
 }
 
-// The tensors whose versions a call may move: arguments, then the tensors
-// the output slots held when it began.
-std::vector<const Storage *> storages(std::initializer_list<const Tensor *> tensors,
-                                      const std::vector<Tensor> &slots_in) {
-  std::vector<const Storage *> s;
-  for (const Tensor *t : tensors)
-    s.push_back(t->defined() ? t->storage() : nullptr);
-  for (const Tensor &t : slots_in)
-    s.push_back(t.defined() ? t.storage() : nullptr);
-  return s;
-}
-
 void destroy(Instance &in) {
   if (in.exec)
     cudaGraphExecDestroy(in.exec);
@@ -330,10 +318,14 @@ bool graph_call(GraphCache &c, std::initializer_list<const Tensor *> tensors,
   std::vector<Tensor> slots_in;
   for (Tensor *o : outs)
     slots_in.push_back(*o);
-  std::vector<const Storage *> st = storages(tensors, slots_in);
+  // The tensors the call was given, as replays find them again: the
+  // arguments, then the slots' tensors.
+  std::vector<const Tensor *> sources(tensors.begin(), tensors.end());
+  for (const Tensor &t : slots_in)
+    sources.push_back(&t);
   std::vector<uint32_t> versions;
-  for (const Storage *s : st)
-    versions.push_back(s ? s->version.load() : 0);
+  for (const Tensor *t : sources)
+    versions.push_back(t->defined() ? t->storage()->version.load() : 0);
   const uint64_t launches0 = g_counters[kLaunches].load();
   cudaGraph_t graph = nullptr;
   bool ok = false;
@@ -379,9 +371,6 @@ bool graph_call(GraphCache &c, std::initializer_list<const Tensor *> tensors,
   const char *why = nullptr;
   if (err != cudaSuccess)
     why = cudaGetErrorString(err);
-  std::vector<const Tensor *> sources(tensors.begin(), tensors.end());
-  for (const Tensor &t : slots_in)
-    sources.push_back(&t);
   for (Tensor *o : outs) {
     Out out;
     if (!o->defined()) {
@@ -439,8 +428,9 @@ bool graph_call(GraphCache &c, std::initializer_list<const Tensor *> tensors,
     lock.unlock();
     return fast_path();
   }
-  for (size_t k = 0; k < st.size(); ++k)
-    if (st[k] && st[k]->version.load() != versions[k])
+  for (size_t k = 0; k < sources.size(); ++k)
+    if (sources[k]->defined() &&
+        sources[k]->storage()->version.load() != versions[k])
       in->written.push_back(int(k));
   bump(kGraphCaptures);
   ++im.captures;

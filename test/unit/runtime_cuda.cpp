@@ -7,8 +7,6 @@
 
 using namespace kiln;
 using namespace kt;
-using ::testing::internal::CaptureStderr;
-using ::testing::internal::GetCapturedStderr;
 
 namespace {
 
@@ -23,13 +21,7 @@ protected:
 
 // The kernel log lines of `f`.
 template <class F> std::string kernel_log(F &&f) {
-  unsigned saved = rt::g_log_mask;
-  rt::g_log_mask = rt::kLogKernels;
-  CaptureStderr();
-  f();
-  std::string s = GetCapturedStderr();
-  rt::g_log_mask = saved;
-  return s;
+  return log_of(rt::kLogKernels, f);
 }
 
 TEST_F(Cuda, AllocatorReusesFreedBlocksAndReportsOutOfMemory) {

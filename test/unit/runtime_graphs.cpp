@@ -11,8 +11,6 @@
 
 using namespace kiln;
 using namespace kt;
-using ::testing::internal::CaptureStderr;
-using ::testing::internal::GetCapturedStderr;
 
 namespace {
 
@@ -80,21 +78,18 @@ TEST_F(CudaGraphs, OutputOfOtherMemoryRunsPlainly) {
   rt::GraphCache c{"global"};
   Tensor g = randn({64}, f32, d), x = randn({64}, f32, d);
   Tensor g0 = g.clone();
-  unsigned saved = rt::g_log_mask;
-  rt::g_log_mask = rt::kLogGraphs;
-  CaptureStderr();
-  for (int i = 0; i < 4; ++i) {
-    Tensor out;
-    auto fast = [&] {
-      g += x;
-      out = g;
-      return true;
-    };
-    EXPECT_TRUE(rt::graph_call(c, {&x}, {}, {&out}, fast));
-    EXPECT_EQ(out.data_ptr(), g.data_ptr());
-  }
-  std::string log = GetCapturedStderr();
-  rt::g_log_mask = saved;
+  std::string log = log_of(rt::kLogGraphs, [&] {
+    for (int i = 0; i < 4; ++i) {
+      Tensor out;
+      auto fast = [&] {
+        g += x;
+        out = g;
+        return true;
+      };
+      EXPECT_TRUE(rt::graph_call(c, {&x}, {}, {&out}, fast));
+      EXPECT_EQ(out.data_ptr(), g.data_ptr());
+    }
+  });
   EXPECT_NE(log.find("no CUDA graph for this call (an output is memory the "
                      "call did not allocate nor was given)"),
             std::string::npos)
@@ -165,15 +160,12 @@ TEST_F(CudaGraphs, KeysThatKeepChangingStopCapturing) {
   rt::GraphCache c{"recurrent"};
   Tensor x = randn({256}, f32, d), y = randn({256}, f32, d);
   Tensor want = x.clone();
-  unsigned saved = rt::g_log_mask;
-  rt::g_log_mask = rt::kLogGraphs;
-  CaptureStderr();
-  for (int i = 0; i < 100; ++i) {
-    x = call(c, x, y);
-    want = sin(want) + y;
-  }
-  std::string log = GetCapturedStderr();
-  rt::g_log_mask = saved;
+  std::string log = log_of(rt::kLogGraphs, [&] {
+    for (int i = 0; i < 100; ++i) {
+      x = call(c, x, y);
+      want = sin(want) + y;
+    }
+  });
   EXPECT_LE(max_abs_diff(x, want), 1e-5);
   EXPECT_LE(stats().graph_captures, 8u);
   EXPECT_NE(log.find("the keys keep changing"), std::string::npos) << log;

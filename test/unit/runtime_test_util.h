@@ -50,6 +50,18 @@ inline std::string device_label(const ::testing::TestParamInfo<kiln::Device> &i)
   } while (0)
 
 // Values of a tensor as doubles, in logical (row-major) order.
+// What `f` writes to stderr with the runtime's log mask set to `mask`
+// (kiln::rt::LogKind bits; KILN_LOGS at run time).
+template <class F> std::string log_of(unsigned mask, F &&f) {
+  unsigned saved = kiln::rt::g_log_mask;
+  kiln::rt::g_log_mask = mask;
+  ::testing::internal::CaptureStderr();
+  f();
+  std::string s = ::testing::internal::GetCapturedStderr();
+  kiln::rt::g_log_mask = saved;
+  return s;
+}
+
 inline std::vector<double> values(const kiln::Tensor &t) {
   return t.to_vector<double>();
 }

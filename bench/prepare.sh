@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the benchmark here and stages what the GPU machine needs in .bench/
-# (carried with the working tree): kiln_bench, the runtime library and its
-# OpenMP library. Also measures the plugin's added compile time for the
-# examples (cold and warm nvcc cache) on this machine.
+# (carried with the working tree): kiln_bench, the runtime library and the
+# libraries it loads that the GPU machine lacks (OpenMP's, SLEEF's). Also
+# measures the plugin's added compile time for the examples (cold and warm
+# nvcc cache) on this machine.
 #
 #   bench/prepare.sh            build, stage, measure build cost
 # then, on the GPU machine (device tool, carry .bench):
@@ -16,7 +17,7 @@ cmake --build "$build" --target kiln_bench llama_block
 mkdir -p "$stage"
 cp "$build/bin/kiln_bench" "$build/bin/llama_block" "$build/lib/libkiln_rt.so" \
   "$build/lib/libkiln_blas.so" "$stage/"
-for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp/ {print $3}'); do
+for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp|sleef/ {print $3}'); do
   cp -L "$lib" "$stage/"
 done
 excl="$(git -C "$root" rev-parse --path-format=absolute --git-path info/exclude)"; mkdir -p "$(dirname "$excl")"; grep -qx '/.bench/' "$excl" 2>/dev/null || echo '/.bench/' >> "$excl"

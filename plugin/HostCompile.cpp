@@ -4,6 +4,7 @@
 
 #include "Cache.h"
 #include "Files.h"
+#include "VectorMath.h"
 
 #include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Basic/LangStandard.h>
@@ -24,6 +25,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Triple.h>
 
 using namespace clang;
 
@@ -119,6 +121,7 @@ nested_invocation(CompilerInstance &outer, llvm::StringRef path,
 
   CodeGenOptions &cg = inv->getCodeGenOpts();
   cg.PassBuilderCallbacks.clear();
+  add_vector_math(cg, llvm::Triple(inv->getTargetOpts().Triple));
   cg.LinkBitcodeFiles.clear();
   cg.OptRecordFile.clear();
   cg.MainFileName = path.str();
@@ -147,6 +150,9 @@ nested_invocation(CompilerInstance &outer, llvm::StringRef path,
   lo.Optimize = true;
   lo.OptimizeSize = false;
   lo.NoInlineDefine = false;
+  // The generated code never reads errno: libm calls are pure, and pure
+  // calls vectorise (VectorMath.h).
+  lo.MathErrno = false;
   if (!lo.OpenMP) { // `#pragma omp simd` only, as -fopenmp-simd does
     lo.OpenMP = 51;
     lo.OpenMPSimd = true;
@@ -384,6 +390,7 @@ HostModule compile_host(CompilerInstance &outer, llvm::StringRef path,
       return result;
     }
     drop_loop_hints(*module);
+    tidy_vector_math(*module);
     llvm::raw_string_ostream bc(result.bitcode);
     llvm::WriteBitcodeToFile(*module, bc);
     bc.flush();

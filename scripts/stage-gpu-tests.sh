@@ -30,7 +30,7 @@ done
 cp "$build/bin/kiln_unit_tests" "$out/"
 cp "$build/lib/libkiln_torch.so" "$root/examples/dlpack_torch/kiln_torch.py" "$out/"
 cp "$build/lib/libkiln_rt.so" "$build/lib/libkiln_blas.so" "$root/.bench/"
-for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp/ {print $3}'); do
+for lib in $(ldd "$build/lib/libkiln_rt.so" | awk '/gomp|omp|sleef/ {print $3}'); do
   cp -L "$lib" "$root/.bench/"
 done
 excl="$(git -C "$root" rev-parse --path-format=absolute --git-path info/exclude)"; mkdir -p "$(dirname "$excl")"; grep -qx '/.bench/' "$excl" 2>/dev/null || echo '/.bench/' >> "$excl"

@@ -2,6 +2,7 @@
 # plugin (rewrite dumps, -verify diagnostics) and execution (compiled vs
 # eager vs float64 reference, counters).
 import os
+import platform
 import shutil
 import subprocess
 
@@ -91,6 +92,19 @@ if have_cuda_gpu():
     config.available_features.add("cuda-gpu")
 else:
     lit_config.note("no CUDA GPU here: tests marked REQUIRES: cuda-gpu are skipped (UNSUPPORTED)")
+
+# The host CPU's vector extensions: tests that run code built for AVX2 or
+# AVX-512 (the CPU vector math at those widths) need them.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+except OSError:
+    flags = []
+for flag in ["avx2", "fma", "avx512f"]:
+    if flag in flags:
+        config.available_features.add("cpu-" + flag)
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64")
 
 # Compilers for checking that generated code compiles (codegen suite).
 config.substitutions.append(("%clangxx", cxx))

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernel_types.h"
+#include "vecmath.h"
 
 #include <algorithm>
 #include <utility>
@@ -63,7 +64,20 @@ void pw_contiguous(int64_t b, int64_t e, void *ctx) {
   A0 s0 = A0(l.args.scalar[0]);
   A1 s1 = A1(l.args.scalar[1]);
   A2 s2 = A2(l.args.scalar[2]);
-  if constexpr (T::arity == 1) {
+  constexpr auto vector_fn = direct_vector_math<Op, A0>();
+  if constexpr (T::arity == 1 && Mask == 0 && vector_fn != nullptr) {
+    // A vector at a time (vecmath.h); the last, partial one padded.
+    constexpr int64_t lanes = 16 / sizeof(A0);
+    for (int64_t i = b; i < e; i += lanes) {
+      int64_t m = std::min(lanes, e - i);
+      A0 __attribute__((vector_size(16))) v = {};
+      for (int64_t k = 0; k < m; ++k)
+        v[k] = A0(scalar::load(p0[i + k]));
+      v = vector_fn(v);
+      for (int64_t k = 0; k < m; ++k)
+        out[i + k] = convert<Out>(v[k]);
+    }
+  } else if constexpr (T::arity == 1) {
 #pragma omp simd
     for (int64_t i = b; i < e; ++i)
       out[i] = convert<Out>(T::Info::apply(fetch<0, Mask>(p0, s0, i)));

@@ -49,7 +49,6 @@ inline std::string device_label(const ::testing::TestParamInfo<kiln::Device> &i)
     }                                                                          \
   } while (0)
 
-// Values of a tensor as doubles, in logical (row-major) order.
 // What `f` writes to stderr with the runtime's log mask set to `mask`
 // (kiln::rt::LogKind bits; KILN_LOGS at run time).
 template <class F> std::string log_of(unsigned mask, F &&f) {
@@ -62,6 +61,7 @@ template <class F> std::string log_of(unsigned mask, F &&f) {
   return s;
 }
 
+// Values of a tensor as doubles, in logical (row-major) order.
 inline std::vector<double> values(const kiln::Tensor &t) {
   return t.to_vector<double>();
 }

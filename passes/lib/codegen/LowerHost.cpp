@@ -989,11 +989,17 @@ struct Host {
                                call("kiln::rt::multiprocessor_count", {dev}),
                                nm("grid"), nm("block")})));
       const Expr mode = nm("mode");
-      // The rows kernel holding the row: the fewest slots that do.
-      Expr rows = kernel_ref(kname(ki, "rows") + "1");
+      // The rows kernel holding the row: the fewest slots that do, its
+      // FULL twin when the row fills every one of them.
+      auto rows_of = [&](int s) {
+        Expr full = sp.field("vpt") == lit(s) &&
+                    sp.field("R") == lit(int64_t(s) * vec) * sp.field("tpr");
+        return select(full, kernel_ref(kname(ki, "rows") + std::to_string(s) + "full"),
+                      kernel_ref(kname(ki, "rows") + std::to_string(s)));
+      };
+      Expr rows = rows_of(1);
       for (int s = 2; s <= slots; s *= 2)
-        rows = select(sp.field("vpt") > lit(s / 2),
-                      kernel_ref(kname(ki, "rows") + std::to_string(s)), rows);
+        rows = select(sp.field("vpt") > lit(s / 2), rows_of(s), rows);
       std::vector<Expr> rargs = head, sargs = head;
       for (const Expr &e : ptrs) {
         rargs.push_back(e);

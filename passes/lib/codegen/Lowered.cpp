@@ -419,8 +419,11 @@ std::vector<std::string> Kernel::entry_points() const {
       names.push_back(f.name);
       continue;
     }
-    for (const auto &[value, bounds] : f.instances)
+    for (const auto &[value, bounds] : f.instances) {
       names.push_back(f.name + std::to_string(value));
+      if (!f.tflag.empty())
+        names.push_back(f.name + std::to_string(value) + "full");
+    }
   }
   return names;
 }

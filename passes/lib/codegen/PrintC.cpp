@@ -218,7 +218,8 @@ struct CPrinter {
       os << "}\n\n";
       return;
     }
-    os << "template <int " << f.tparam << ">\n"
+    os << "template <int " << f.tparam
+       << (f.tflag.empty() ? "" : ", bool " + f.tflag) << ">\n"
        << "__device__ __forceinline__ void\n"
        << f.name << "_impl(" << params_text(f.params) << ") {\n";
     stmts(f.body, "  ");
@@ -227,9 +228,19 @@ struct CPrinter {
     for (auto [i, p] : llvm::enumerate(f.params))
       names += (i ? ", " : "") + p.name;
     for (const auto &[value, bounds] : f.instances)
-      os << "extern \"C\" __global__ void __launch_bounds__(" << bounds << ")\n"
-         << f.name << value << "(" << params_text(f.params) << ") {\n"
-         << "  " << f.name << "_impl<" << value << ">(" << names << ");\n}\n\n";
+      for (bool flag : {false, true}) {
+        if (flag && f.tflag.empty())
+          continue;
+        std::string targs = std::to_string(value);
+        if (!f.tflag.empty())
+          targs += flag ? ", true" : ", false";
+        os << "extern \"C\" __global__ void __launch_bounds__(" << bounds
+           << ")\n"
+           << f.name << value << (flag ? "full" : "") << "("
+           << params_text(f.params) << ") {\n"
+           << "  " << f.name << "_impl<" << targs << ">(" << names
+           << ");\n}\n\n";
+      }
   }
 
   void cpu_kernel(const Kernel &k) {

@@ -154,6 +154,8 @@ struct TextPrinter {
       for (auto [i, inst] : llvm::enumerate(f.instances))
         os << (i ? "," : "") << " " << inst.first << " (bounds " << inst.second
            << ")";
+      if (!f.tflag.empty())
+        os << ", each also with " << f.tflag;
     }
     os << ":\n";
     if (!f.header.empty())

@@ -258,6 +258,10 @@ struct Function {
   // from one __global__ instance per value, each with its launch bounds.
   std::string tparam;
   std::vector<std::pair<int, std::string>> instances;
+  // When set, a second template parameter, a bool: each instance <name><v>
+  // passes false, and a twin <name><v>full passes true (rows that fill
+  // every slot: the guards fold away).
+  std::string tflag;
   // CPU: the function takes (begin, end, void *ctx).
 };
 

@@ -8,11 +8,14 @@ namespace kiln::codegen {
 using namespace reduce;
 
 int register_slots(const ir::Graph &g, const sched::Kernel &k) {
-  // Up to 16 elements of each input per thread (4 slots of f32, 2 of
-  // bf16): 32 (8 slots of f32, a 1024-wide row per warp) measured slower
-  // for softmax on an H200 (an earlier session; see also the row-kernel
-  // experiments in bench/results/2026-11-21-h200.md).
-  return std::clamp(16 / vector_width(g, k), 2, 4);
+  // Up to 32 elements of each input per thread (4 slots of f32 or bf16):
+  // the host code (kiln::gen::plan_cuda) gives a thread more than 16 only
+  // where that makes a warp hold a row. 32 f32 per thread (8 slots, a
+  // 1024-wide row per warp) measured slower for softmax on an H200 (an
+  // earlier session; see also bench/results/2026-11-21-h200.md); 32 bf16
+  // (a 1024-wide row per warp) measured faster on an H100 than 16 with 64
+  // threads a row (plan_cuda says by how much).
+  return std::clamp(32 / vector_width(g, k), 2, 4);
 }
 
 int split_launches(const ir::Graph &g, const sched::Kernel &k) {

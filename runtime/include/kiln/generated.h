@@ -334,15 +334,24 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
   const int64_t most = std::min(slots_per_thread, 2) * 512; // rows1/2: 512 threads
   if (sp.vec && slots <= std::max<int64_t>(most, 256 * slots_per_thread)) {
     // Threads per row: enough for KILN_ROWS_SLOTS slots each (more slots
-    // per thread: more bytes in flight per thread, more registers), at
-    // least a warp, at most 512 (256 with 4 slots each).
-    // Few rows (a small call) are latency-bound: spread each over more
-    // threads.
-    const int64_t want = sp.rows < 2 * sms
-                             ? 1
-                             : std::min(KILN_ROWS_SLOTS, slots_per_thread);
+    // per thread: more bytes in flight per thread, more registers) and at
+    // most 16 elements each, at least a warp, at most 512 (256 with 4
+    // slots each). Few rows (a small call) are latency-bound: spread each
+    // over more threads.
+    const int64_t want =
+        sp.rows < 2 * sms
+            ? 1
+            : std::min<int64_t>({KILN_ROWS_SLOTS, slots_per_thread,
+                                 std::max(2, 16 / V)});
+    // With many rows, a row that fits one warp's registers gets a warp:
+    // its reductions are shuffles, where more threads per row take two
+    // barriers per reduction. bf16 rows of 1024 (4 slots of 8 per thread
+    // instead of 2 slots and 64 threads), H100: softmax 92 -> 99 % of the
+    // copy floor, masked softmax 91 -> 98 %, RMS norm 95 -> 99 %.
+    const bool warp = sp.rows >= 2 * sms && slots <= 32 * slots_per_thread;
     int64_t t = 32;
-    while (t * want < slots && (t < 256 || (t < 512 && slots <= most)))
+    while (!warp && t * want < slots &&
+           (t < 256 || (t < 512 && slots <= most)))
       t *= 2;
     sp.tpr = int(t);
     sp.vpt = int((slots + t - 1) / t);

@@ -3,14 +3,11 @@
 // and each run prints its median per-call time. The workloads are the
 // transcendental ones, where the vector math (kiln/vecmath.def) matters:
 // elementwise over 2^22 f32 values, on every core OpenMP is given.
-#include <kiln/kiln.h>
+#include "example.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 using kiln::Tensor;
 
@@ -51,19 +48,10 @@ int main(int argc, char **argv) {
   for (auto &w : workloads) {
     if (std::strcmp(argv[1], "all") && std::strcmp(argv[1], w.name))
       continue;
-    w.fn(x, y); // warm-up
-    std::vector<double> ms;
-    for (int i = 0; i < calls; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      Tensor r = w.fn(x, y);
-      ms.push_back(std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - t0).count());
-    }
-    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    double ms = example::median_ms([&] { w.fn(x, y); }, kiln::Device::cpu(), calls);
     kiln::Stats st = kiln::stats();
     std::printf("%-10s %-8s %8.3f ms per call (median of %d; compiled calls %llu)\n",
-                w.name, argv[2], ms[ms.size() / 2], calls,
-                (unsigned long long)st.compiled_calls);
+                w.name, argv[2], ms, calls, (unsigned long long)st.compiled_calls);
   }
   return 0;
 }

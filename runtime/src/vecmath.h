@@ -13,6 +13,12 @@
 
 namespace kiln::detail {
 
+// Whether a row whose SLEEF form pays from `bits` (kiln/vecmath.def; 0:
+// never) uses it on registers of `width` bits, or glibc's scalar function.
+constexpr bool uses_sleef(int bits, int width) {
+  return bits != 0 && bits <= width;
+}
+
 #if defined(__x86_64__)
 typedef float vm_f32x4 __attribute__((vector_size(16)));
 typedef double vm_f64x2 __attribute__((vector_size(16)));
@@ -45,14 +51,13 @@ struct VecMathBits {
 // bits); nullptr otherwise.
 template <OpId Op, class A> constexpr auto direct_vector_math() {
   constexpr bool f = std::is_same_v<A, float>, d = std::is_same_v<A, double>;
-  constexpr auto sse = [](int bits) { return bits != 0 && bits <= 128; };
-  if constexpr (Op == OpId::Tanh && f && sse(kVecMath_tanh.f32))
+  if constexpr (Op == OpId::Tanh && f && uses_sleef(kVecMath_tanh.f32, 128))
     return &kiln_vm_tanh_f32x4;
-  else if constexpr (Op == OpId::Tanh && d && sse(kVecMath_tanh.f64))
+  else if constexpr (Op == OpId::Tanh && d && uses_sleef(kVecMath_tanh.f64, 128))
     return &kiln_vm_tanh_f64x2;
-  else if constexpr (Op == OpId::Erf && f && sse(kVecMath_erf.f32))
+  else if constexpr (Op == OpId::Erf && f && uses_sleef(kVecMath_erf.f32, 128))
     return &kiln_vm_erf_f32x4;
-  else if constexpr (Op == OpId::Erf && d && sse(kVecMath_erf.f64))
+  else if constexpr (Op == OpId::Erf && d && uses_sleef(kVecMath_erf.f64, 128))
     return &kiln_vm_erf_f64x2;
   else
     return nullptr;

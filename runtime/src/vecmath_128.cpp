@@ -20,6 +20,7 @@
 // scalar function instead.
 #define KILN_VM_F32 4
 #define KILN_VM_F64 2
+#include "vecmath.h"
 #include "vecmath_impl.h"
 
 #include <math.h>
@@ -38,7 +39,7 @@
 #define KILN_VM_SCALAR_1(fn, k) ::fn(a[k])
 #define KILN_VM_SCALAR_2(fn, k) ::fn(a[k], b[k])
 #define KILN_VM_BODY(name, arity, V, t, lanes, fn, bits, width)                \
-  if constexpr (bits != 0 && bits <= width)                                    \
+  if constexpr (kiln::detail::uses_sleef(bits, width))                         \
     return KILN_VM_SLEEF(name, t, lanes)(KILN_VM_ARGS_##arity);                \
   else {                                                                       \
     V r;                                                                       \

@@ -39,7 +39,6 @@ using kiln::Tensor;
 namespace vecmath_cases {
 
 using LD = long double;
-using Fn = Tensor (*)(const Tensor &, const Tensor &);
 
 struct Row {
   const char *name;

@@ -410,6 +410,20 @@ std::vector<Guard> guards_of(const Stmts &body) {
   return gs;
 }
 
+std::vector<Function::Global> Function::globals() const {
+  std::vector<Global> gs;
+  for (const auto &[value, bounds] : instances) {
+    std::string v = std::to_string(value);
+    if (tflag.empty()) {
+      gs.push_back({name + v, v, bounds});
+      continue;
+    }
+    gs.push_back({name + v, v + ", false", bounds});
+    gs.push_back({name + v + "full", v + ", true", bounds});
+  }
+  return gs;
+}
+
 std::vector<std::string> Kernel::entry_points() const {
   std::vector<std::string> names;
   if (target != Target::Cuda)
@@ -419,11 +433,8 @@ std::vector<std::string> Kernel::entry_points() const {
       names.push_back(f.name);
       continue;
     }
-    for (const auto &[value, bounds] : f.instances) {
-      names.push_back(f.name + std::to_string(value));
-      if (!f.tflag.empty())
-        names.push_back(f.name + std::to_string(value) + "full");
-    }
+    for (const Function::Global &g : f.globals())
+      names.push_back(g.name);
   }
   return names;
 }

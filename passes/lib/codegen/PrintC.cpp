@@ -227,20 +227,12 @@ struct CPrinter {
     std::string names;
     for (auto [i, p] : llvm::enumerate(f.params))
       names += (i ? ", " : "") + p.name;
-    for (const auto &[value, bounds] : f.instances)
-      for (bool flag : {false, true}) {
-        if (flag && f.tflag.empty())
-          continue;
-        std::string targs = std::to_string(value);
-        if (!f.tflag.empty())
-          targs += flag ? ", true" : ", false";
-        os << "extern \"C\" __global__ void __launch_bounds__(" << bounds
-           << ")\n"
-           << f.name << value << (flag ? "full" : "") << "("
-           << params_text(f.params) << ") {\n"
-           << "  " << f.name << "_impl<" << targs << ">(" << names
-           << ");\n}\n\n";
-      }
+    for (const Function::Global &g : f.globals())
+      os << "extern \"C\" __global__ void __launch_bounds__(" << g.bounds
+         << ")\n"
+         << g.name << "(" << params_text(f.params) << ") {\n"
+         << "  " << f.name << "_impl<" << g.targs << ">(" << names
+         << ");\n}\n\n";
   }
 
   void cpu_kernel(const Kernel &k) {

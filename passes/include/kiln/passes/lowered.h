@@ -263,6 +263,13 @@ struct Function {
   // every slot: the guards fold away).
   std::string tflag;
   // CPU: the function takes (begin, end, void *ctx).
+
+  // The __global__ functions of a templated CUDA function, one per
+  // instance (and FULL twin): name, template arguments, launch bounds.
+  struct Global {
+    std::string name, targs, bounds;
+  };
+  std::vector<Global> globals() const;
 };
 
 // One fused kernel of the plan, lowered for one target.

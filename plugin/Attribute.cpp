@@ -14,10 +14,14 @@
 #include <clang/Sema/ParsedAttr.h>
 #include <clang/Sema/Sema.h>
 
+#include <atomic>
+
 using namespace clang;
 
 namespace kiln::plugin {
 namespace {
+
+std::atomic<bool> lambda_seen{false};
 
 struct CompileAttrInfo : public ParsedAttrInfo {
   CompileAttrInfo() {
@@ -89,6 +93,8 @@ struct CompileAttrInfo : public ParsedAttrInfo {
       return AttributeNotApplied;
     d->addAttr(AnnotateAttr::Create(S.Context, encoded, nullptr, 0,
                                     attr.getRange()));
+    if (const auto *md = dyn_cast<CXXMethodDecl>(d); md && md->getParent()->isLambda())
+      lambda_seen.store(true, std::memory_order_relaxed);
     return AttributeApplied;
   }
 
@@ -102,6 +108,11 @@ private:
 };
 
 } // namespace
+
+bool annotated_lambda_seen() {
+  return lambda_seen.load(std::memory_order_relaxed);
+}
+
 } // namespace kiln::plugin
 
 static ParsedAttrInfoRegistry::Add<kiln::plugin::CompileAttrInfo>

@@ -32,6 +32,16 @@ SlotId Capturer::intern(const Slot &s, QualType held) {
     const auto *owner = dyn_cast<FunctionDecl>(s.var->getDeclContext());
     info.of_function = owner == fd_;
     info.may_alias = s.var->getType()->isReferenceType();
+    // A compiled lambda reads its captures as the body names them: a copy
+    // (the closure's own), or the outer variable (by reference).
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd_);
+        md && md->getParent()->isLambda() && owner != fd_)
+      for (const LambdaCapture &c : md->getParent()->captures())
+        if (c.capturesVariable() && c.getCapturedVar() == s.var) {
+          info.of_function = true;
+          info.may_alias = c.getCaptureKind() == LCK_ByRef ||
+                           s.var->getType()->isReferenceType();
+        }
   } else {
     // Rooted in `this`: the compiled function's object.
     info.of_function = true;

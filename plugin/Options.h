@@ -75,4 +75,9 @@ inline constexpr llvm::StringLiteral kAnnotationPrefix = "kiln.compile;";
 std::optional<CompileOptions> compile_options_of(const clang::FunctionDecl *fd,
                                                  clang::SourceLocation *attr_loc);
 
+// Whether this process has parsed [[kiln::compile]] on a lambda (set by the
+// attribute, read by the consumer so that only then does it walk bodies to
+// find the lambdas).
+bool annotated_lambda_seen();
+
 } // namespace kiln::plugin

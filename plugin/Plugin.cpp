@@ -27,6 +27,7 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
 #include <clang/AST/Mangle.h>
+#include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/AST/StmtCXX.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Frontend/CompilerInstance.h>
@@ -131,7 +132,10 @@ public:
     return true;
   }
 
-  void HandleInlineFunctionDefinition(FunctionDecl *fd) override { handle(fd); }
+  void HandleInlineFunctionDefinition(FunctionDecl *fd) override {
+    handle_lambdas(fd);
+    handle(fd);
+  }
 
   ASTDeserializationListener *GetASTDeserializationListener() override {
     return &deserialized_;
@@ -147,6 +151,8 @@ public:
     for (size_t i = 0; i < deserialized_.functions.size(); ++i)
       handle(const_cast<FunctionDecl *>(deserialized_.functions[i]));
     report_bodiless();
+    report_uninstantiated();
+    report_unreached_lambdas();
     if (fns_.empty() || !is_codegen_action(ci_) ||
         ci_.getDiagnostics().hasErrorOccurred())
       return;
@@ -157,10 +163,19 @@ public:
 
 private:
   void visit(Decl *d) {
-    if (auto *fd = dyn_cast<FunctionDecl>(d))
+    if (auto *fd = dyn_cast<FunctionDecl>(d)) {
+      handle_lambdas(fd);
       handle(fd);
-    else if (auto *ftd = dyn_cast<FunctionTemplateDecl>(d))
+    } else if (auto *ftd = dyn_cast<FunctionTemplateDecl>(d))
       handle(ftd->getTemplatedDecl());
+    else if (auto *vd = dyn_cast<VarDecl>(d))
+      handle_lambdas(vd);
+    else if (auto *rd = dyn_cast<CXXRecordDecl>(d)) {
+      for (Decl *x : rd->decls()) // default member initialisers, nested classes
+        if (isa<FieldDecl, CXXRecordDecl>(x))
+          visit(x);
+    } else if (auto *field = dyn_cast<FieldDecl>(d))
+      handle_lambdas(field);
     else if (auto *dc = dyn_cast<NamespaceDecl>(d))
       for (Decl *x : dc->decls())
         visit(x);
@@ -173,10 +188,15 @@ private:
   }
 
   void handle(FunctionDecl *fd);
+  void handle_one(FunctionDecl *fd);
+  void handle_lambdas(Decl *d);
   void report_bodiless();
+  void report_uninstantiated();
+  void report_unreached_lambdas();
   SourceLocation source_loc(const ir::Loc &loc, SourceLocation fallback) const;
   std::string unsupported_kind(const FunctionDecl *fd) const;
   std::string mangled_name(const FunctionDecl *fd);
+  std::string display_name(const FunctionDecl *fd) const;
   std::string symbol_for(const FunctionDecl *fd, llvm::StringRef fingerprint);
   std::string main_file_path() const;
   void finish();
@@ -200,14 +220,14 @@ private:
   std::unique_ptr<DebugDump> dump_; // null unless a debug dir was given
   CompileMemory memory_; // what rewritten functions were before
   std::vector<const FunctionDecl *> bodiless_; // annotated, seen without body
+  std::vector<const FunctionDecl *> patterns_;     // annotated templates
+  llvm::DenseSet<const FunctionDecl *> instantiated_; // their patterns
+  bool handling_ = false;                     // inside handle()
+  std::vector<FunctionDecl *> deferred_;      // reached it meanwhile
   std::vector<RecordedRemark> recorded_; // for -fsave-optimization-record
 };
 
 std::string KilnConsumer::unsupported_kind(const FunctionDecl *fd) const {
-  if (fd->isTemplated() || fd->isTemplateInstantiation() ||
-      fd->getTemplateSpecializationKind() != TSK_Undeclared)
-    return "function templates and members of class templates are not "
-           "supported yet";
   if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isVirtual())
     return "virtual functions are not supported yet";
   if (isa_and_nonnull<CoroutineBodyStmt>(fd->getBody()))
@@ -240,6 +260,27 @@ std::string KilnConsumer::main_file_path() const {
   return fe->getName().str();
 }
 
+// The name diagnostics and symbols use: qualified, with a template's
+// arguments ("scale<2>", "Block<float>::f"); a lambda is "<lambda>" in the
+// function or variable it is written in ("M::go::<lambda>").
+std::string KilnConsumer::display_name(const FunctionDecl *fd) const {
+  if (const auto *md = dyn_cast<CXXMethodDecl>(fd);
+      md && md->getParent()->isLambda()) {
+    const CXXRecordDecl *closure = md->getParent();
+    std::string outer;
+    if (const auto *f = dyn_cast<FunctionDecl>(closure->getDeclContext()))
+      outer = display_name(f);
+    else if (const auto *nd =
+                 dyn_cast_or_null<NamedDecl>(closure->getLambdaContextDecl()))
+      outer = nd->getQualifiedNameAsString();
+    return outer.empty() ? "<lambda>" : outer + "::<lambda>";
+  }
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  fd->getNameForDiagnostic(os, ctx_->getPrintingPolicy(), /*Qualified=*/true);
+  return name;
+}
+
 std::string KilnConsumer::mangled_name(const FunctionDecl *fd) {
   std::string mangled;
   llvm::raw_string_ostream os(mangled);
@@ -261,7 +302,7 @@ std::string KilnConsumer::mangled_name(const FunctionDecl *fd) {
 std::string KilnConsumer::symbol_for(const FunctionDecl *fd,
                                      llvm::StringRef fingerprint) {
   std::string readable;
-  for (char c : fd->getQualifiedNameAsString()) {
+  for (char c : display_name(fd)) {
     bool keep = llvm::isAlnum(c);
     if (keep || (!readable.empty() && readable.back() != '_'))
       readable += keep ? c : '_';
@@ -275,6 +316,22 @@ std::string KilnConsumer::symbol_for(const FunctionDecl *fd,
 }
 
 void KilnConsumer::handle(FunctionDecl *fd) {
+  // Capturing a function may instantiate a template it calls, and clang
+  // hands the instantiation to this consumer at once: it waits until the
+  // function being compiled is done (which inlines its original body).
+  if (handling_) {
+    deferred_.push_back(fd);
+    return;
+  }
+  handling_ = true;
+  auto done = llvm::make_scope_exit([&] { handling_ = false; });
+  handle_one(fd);
+  for (size_t i = 0; i < deferred_.size(); ++i) // grows while handled
+    handle_one(deferred_[i]);
+  deferred_.clear();
+}
+
+void KilnConsumer::handle_one(FunctionDecl *fd) {
   if (fd && fd->hasAttrs() && !fd->doesThisDeclarationHaveABody())
     bodiless_.push_back(fd); // see report_bodiless()
   if (!fd || !fd->hasAttrs() || !fd->doesThisDeclarationHaveABody() ||
@@ -284,10 +341,18 @@ void KilnConsumer::handle(FunctionDecl *fd) {
   std::optional<CompileOptions> opts = compile_options_of(fd, &attr_loc);
   if (!opts || !seen_.insert(fd).second)
     return;
+  // A template's pattern is not code: each instantiation reaches the
+  // consumer with its body once clang instantiates it, and compiles then.
+  if (fd->isTemplated()) {
+    patterns_.push_back(fd);
+    return;
+  }
+  if (const FunctionDecl *p = fd->getTemplateInstantiationPattern())
+    instantiated_.insert(p->getCanonicalDecl());
   DumpedFunction *rec = start_record(fd, *opts);
   if (opts->disable)
     return record_eager(rec, attr_loc, "disabled with \"disable\"");
-  std::string name = fd->getQualifiedNameAsString();
+  std::string name = display_name(fd);
   auto problem = [&](SourceLocation loc, const std::string &why) {
     if (loc.isInvalid())
       loc = attr_loc;
@@ -329,6 +394,51 @@ void KilnConsumer::handle(FunctionDecl *fd) {
     fns_.push_back(std::move(code));
 }
 
+// [[kiln::compile]] on a lambda (`[] [[kiln::compile]] (const Tensor &x)
+// {...}`, the C++23 position, which names the call operator) marks its call
+// operator. Clang hands a lambda to no consumer on its own: it is found in
+// the body, default argument or initialiser that holds it, and compiled
+// before that code is (so before CodeGen emits either). A generic lambda's call operator is a
+// template; its instantiations reach HandleTopLevelDecl like any other.
+void KilnConsumer::handle_lambdas(Decl *d) {
+  if (!annotated_lambda_seen())
+    return;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<CXXMethodDecl *> found;
+    bool shouldVisitTemplateInstantiations() const { return false; }
+    bool VisitLambdaExpr(LambdaExpr *e) {
+      if (CXXMethodDecl *op = e->getCallOperator(); op && op->hasAttrs())
+        found.push_back(op);
+      return true;
+    }
+  } finder;
+  if (auto *fd = dyn_cast<FunctionDecl>(d)) {
+    if (fd->isTemplated())
+      return;
+    for (ParmVarDecl *p : fd->parameters())
+      if (p->hasDefaultArg() && !p->hasUninstantiatedDefaultArg() &&
+          !p->hasUnparsedDefaultArg())
+        finder.TraverseStmt(p->getDefaultArg());
+    if (fd->doesThisDeclarationHaveABody())
+      finder.TraverseStmt(fd->getBody());
+    if (auto *ctor = dyn_cast<CXXConstructorDecl>(fd))
+      for (CXXCtorInitializer *init : ctor->inits())
+        finder.TraverseStmt(init->getInit());
+  } else if (auto *vd = dyn_cast<VarDecl>(d)) {
+    if (vd->isTemplated() || !vd->getInit())
+      return;
+    finder.TraverseStmt(vd->getInit());
+  } else if (auto *field = dyn_cast<FieldDecl>(d)) {
+    if (field->isTemplated() || !field->hasInClassInitializer())
+      return;
+    finder.TraverseStmt(field->getInClassInitializer());
+  }
+  // Innermost first: a lambda inside another is compiled before the outer
+  // one reads it (post-order is the reverse of the finder's pre-order).
+  for (CXXMethodDecl *op : llvm::reverse(finder.found))
+    handle(op);
+}
+
 // A [[kiln::compile]] declaration whose function this TU does not define
 // compiles nothing here (a remark: another TU may define it); on a deleted
 // function the attribute is a mistake (a warning).
@@ -340,7 +450,7 @@ void KilnConsumer::report_bodiless() {
         !done.insert(fd->getCanonicalDecl()).second)
       continue;
     const FunctionDecl *def = fd->getDefinition();
-    std::string name = fd->getQualifiedNameAsString();
+    std::string name = display_name(fd);
     if (def && def->isDeleted())
       diag_.warning(WarningGroup::Attribute, attr_loc,
                     "kiln: '" + name + "' is marked [[kiln::compile]] but "
@@ -350,6 +460,53 @@ void KilnConsumer::report_bodiless() {
                    "kiln: '" + name + "' is not defined in this file; "
                    "[[kiln::compile]] takes effect where it is defined",
                    name);
+  }
+}
+
+// An annotated template this TU never instantiates compiles nothing here
+// (a remark: the attribute takes effect per instantiation).
+void KilnConsumer::report_uninstantiated() {
+  if (!args_.remarks)
+    return;
+  for (const FunctionDecl *fd : patterns_)
+    if (!instantiated_.count(fd->getCanonicalDecl()) && !fd->isInvalidDecl()) {
+      SourceLocation attr_loc;
+      compile_options_of(fd, &attr_loc);
+      std::string name = display_name(fd);
+      diag_.remark(attr_loc,
+                   "kiln: '" + name + "' is a template this file does not "
+                   "instantiate; each instantiation is compiled where it is "
+                   "instantiated",
+                   name);
+    }
+}
+
+// A marked lambda somewhere handle_lambdas does not look (a default
+// argument, a template argument, ...) is never silently eager: a warning at
+// its attribute.
+void KilnConsumer::report_unreached_lambdas() {
+  if (!annotated_lambda_seen())
+    return;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<const CXXMethodDecl *> found;
+    bool shouldVisitTemplateInstantiations() const { return true; }
+    bool VisitLambdaExpr(LambdaExpr *e) {
+      if (const CXXMethodDecl *op = e->getCallOperator(); op && op->hasAttrs())
+        found.push_back(op);
+      return true;
+    }
+  } finder;
+  finder.TraverseDecl(ctx_->getTranslationUnitDecl());
+  for (const CXXMethodDecl *op : finder.found) {
+    SourceLocation attr_loc;
+    if (seen_.count(op) || op->isTemplated() || op->isInvalidDecl() ||
+        !compile_options_of(op, &attr_loc))
+      continue;
+    diag_.warning(WarningGroup::EagerFallback, attr_loc,
+                  "kiln: this lambda is not compiled: Kiln finds marked "
+                  "lambdas in function bodies, default arguments, variable "
+                  "initialisers and default member initialisers of classes "
+                  "that are not templates; it runs eagerly");
   }
 }
 
@@ -490,14 +647,9 @@ DumpedFunction *KilnConsumer::start_record(const FunctionDecl *fd,
   if (!dump_)
     return nullptr;
   DumpedFunction &rec = dump_->add();
-  rec.name = fd->getQualifiedNameAsString();
+  rec.name = display_name(fd);
   rec.loc = to_ir_loc(*ctx_, fd->getLocation());
-  // Templates are left eager and never mangled: their location tells them
-  // apart instead.
-  rec.mangled = fd->isTemplated() ? rec.loc.file + ":" +
-                                        std::to_string(rec.loc.line) + ":" +
-                                        std::to_string(rec.loc.col)
-                                  : mangled_name(fd);
+  rec.mangled = mangled_name(fd);
   rec.options = opts;
   rec.cuda = args_.cuda && !nvcc_.empty();
   rec.no_cuda_reason = !args_.cuda ? "CUDA is off (-fplugin-arg-kiln-cuda=off)"

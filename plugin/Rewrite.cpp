@@ -1,6 +1,7 @@
 #include "Rewrite.h"
 
 #include <clang/AST/ASTContext.h>
+#include <clang/AST/ASTLambda.h>
 #include <clang/AST/Attr.h>
 #include <clang/AST/Decl.h>
 #include <clang/AST/DeclCXX.h>
@@ -8,6 +9,7 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/Stmt.h>
 #include <clang/AST/StmtCXX.h>
+#include <clang/Sema/Initialization.h>
 #include <clang/Sema/Sema.h>
 
 #include <functional>
@@ -156,8 +158,29 @@ private:
   }
   DeclRefExpr *ref(const VarDecl *vd) {
     auto *v = const_cast<VarDecl *>(vd);
+    if (const LambdaCapture *c = lambda_capture(vd)) {
+      // A compiled lambda's capture: Sema would look for a lambda scope,
+      // gone by now. A copy is const unless the lambda is mutable.
+      QualType t = v->getType().getNonReferenceType();
+      if (c->getCaptureKind() == LCK_ByCopy &&
+          !v->getType()->isReferenceType() &&
+          cast<CXXMethodDecl>(fd_)->isConst())
+        t.addConst();
+      return DeclRefExpr::Create(ctx_, NestedNameSpecifierLoc(),
+                                 SourceLocation(), v,
+                                 /*RefersToEnclosingVariableOrCapture=*/true,
+                                 loc_, t, VK_LValue);
+    }
     return sema_.BuildDeclRefExpr(v, v->getType().getNonReferenceType(),
                                   VK_LValue, loc_);
+  }
+  const LambdaCapture *lambda_capture(const VarDecl *vd) const {
+    if (!isLambdaCallOperator(fd_)) // (init-captures belong to the operator)
+      return nullptr;
+    for (const LambdaCapture &c : cast<CXXMethodDecl>(fd_)->getParent()->captures())
+      if (c.capturesVariable() && c.getCapturedVar() == vd)
+        return &c;
+    return nullptr;
   }
   Expr *slot_expr(const Slot &s);
   Expr *assign(Expr *lhs, Expr *rhs, bool cleanups = false);
@@ -189,7 +212,20 @@ private:
                           els ? loc_ : SourceLocation(), els);
   }
   Stmt *ret(Expr *e) {
-    return check(sema_.BuildReturnStmt(loc_, e), "a return");
+    if (!isLambdaCallOperator(fd_))
+      return check(sema_.BuildReturnStmt(loc_, e), "a return");
+    // Sema builds a return against the function the lambda is in (its
+    // lambda scope is gone): initialise the operator's result here.
+    QualType rt = fd_->getReturnType();
+    if (e && !rt->isVoidType()) {
+      Sema::NamedReturnInfo nr = sema_.getNamedReturnInfo(e);
+      e = check(sema_.PerformMoveOrCopyInitialization(
+                    InitializedEntity::InitializeResult(loc_, rt), nr, e),
+                "a return");
+      e = check(sema_.ActOnFinishFullExpr(e, loc_, /*DiscardedValue=*/false),
+                "a return");
+    }
+    return ReturnStmt::Create(ctx_, loc_, e, nullptr);
   }
   // Changes a local's declaration, remembering how to undo it.
   void save(VarDecl *vd) {
@@ -234,8 +270,19 @@ Expr *Rewriter::slot_expr(const Slot &s) {
   if (s.var) {
     base = ref(s.var);
   } else {
-    const auto *md = cast<CXXMethodDecl>(fd_);
-    base = sema_.BuildCXXThisExpr(loc_, md->getThisType(), /*IsImplicit=*/true);
+    // `this` in a lambda is the object of the method it was written in
+    // (captured; CodeGen reads it from the closure).
+    const DeclContext *dc = fd_;
+    while (isLambdaCallOperator(dc))
+      dc = cast<CXXMethodDecl>(dc)->getParent()->getDeclContext();
+    QualType this_type;
+    if (const auto *md = dyn_cast<CXXMethodDecl>(dc))
+      this_type = md->getThisType();
+    else if (const auto *rd = dyn_cast<CXXRecordDecl>(dc)) // a member initialiser
+      this_type = ctx_.getPointerType(ctx_.getRecordType(rd));
+    else
+      throw Failed{"cannot name 'this'"};
+    base = sema_.BuildCXXThisExpr(loc_, this_type, /*IsImplicit=*/true);
     arrow = true;
   }
   for (const FieldDecl *f : s.fields) {

@@ -27,12 +27,23 @@ Tensor stmt(const Tensor &x) {
   [[kiln::compile]] return x; // expected-error {{'kiln::compile' attribute only applies to functions}}
 }
 
+// A template compiles per instantiation: never instantiated here, nothing
+// to say (a remark with -fplugin-arg-kiln-remarks: verify/attributes.cpp).
 template <class T>
-[[kiln::compile]] Tensor templ(const Tensor &x, T s) { return x * s; } // expected-warning {{kiln: cannot compile 'templ': function templates and members of class templates are not supported yet; 'templ' runs eagerly}}
+[[kiln::compile]] Tensor templ(const Tensor &x, T s) { return x * s; }
 
 template <class T> struct Box {
-  [[kiln::compile]] Tensor member(const Tensor &x) { return x * 2.0; } // expected-warning {{kiln: cannot compile 'Box::member': function templates and members of class templates are not supported yet; 'Box::member' runs eagerly}}
+  [[kiln::compile]] Tensor member(const Tensor &x) { return x * 2.0; }
 };
+
+// A marked lambda where Kiln does not look for one: said, not ignored.
+template <class T> struct Module {
+  Tensor (*f)(const Tensor &) = [] [[kiln::compile]] (const Tensor &x) { return x * 2.0; }; // expected-warning {{an attribute specifier sequence in this position is a C++23 extension}} expected-warning {{kiln: this lambda is not compiled: Kiln finds marked lambdas in function bodies, default arguments, variable initialisers and default member initialisers of classes that are not templates; it runs eagerly}}
+};
+Module<float> module;
+
+// The attribute after a lambda's parameters would apply to its type.
+auto after_params = [](const Tensor &x) [[kiln::compile]] { return x; }; // expected-error {{'compile' attribute cannot be applied to types}}
 
 struct Base {
   [[kiln::compile]] virtual Tensor f(const Tensor &x) { return kiln::sin(x); } // expected-warning {{kiln: cannot compile 'Base::f': virtual functions are not supported yet; 'Base::f' runs eagerly}}

@@ -59,7 +59,7 @@ struct Holder {
 
 // 16. On a function template's explicit specialisation.
 template <class T> Tensor scaled(const Tensor &x, T s) { return x * s; }
-template <> [[kiln::compile]] Tensor scaled<double>(const Tensor &x, double s) { return x * s; } // expected-warning {{function templates and members of class templates are not supported yet}}
+template <> [[kiln::compile]] Tensor scaled<double>(const Tensor &x, double s) { return kiln::sin(x) * s; }
 
 // 17. On a namespace.
 namespace [[kiln::compile]] space {} // expected-error {{'kiln::compile' attribute only applies to functions}}
@@ -69,6 +69,21 @@ template <class T> [[kiln::compile]] T zero = T(); // expected-error {{'kiln::co
 
 // 19. A mode torch.compile has but Kiln does not.
 [[kiln::compile("mode=max-autotune")]] Tensor autotune_mode(const Tensor &x) { return x; } // expected-error {{unknown kiln::compile mode 'max-autotune' (expected 'default' or 'reduce-overhead')}}
+
+// 20. On a template this file never instantiates: a remark.
+template <class T> [[kiln::compile]] Tensor never(const Tensor &x, T s) { return x * s; } // expected-remark {{kiln: 'never' is a template this file does not instantiate; each instantiation is compiled where it is instantiated}}
+template <int N> struct Never {
+  [[kiln::compile]] Tensor f(const Tensor &x) { return x * double(N); } // expected-remark {{kiln: 'Never::f' is a template this file does not instantiate}}
+};
+
+// 21. On a lambda, in the C++23 position (a clang extension in C++20).
+auto lambda = [] [[kiln::compile]] (const Tensor &x) { return kiln::sin(x); }; // expected-warning {{an attribute specifier sequence in this position is a C++23 extension}}
+
+// 22. A graph break in an instantiation names it.
+template <class T> [[kiln::compile("fullgraph")]] Tensor broken(const Tensor &x, T) {
+  return kiln::sin(x) + double(x.item<float>()); // expected-error {{kiln: cannot compile 'broken<int>' with "fullgraph"}}
+}
+Tensor use_broken(const Tensor &x) { return broken(x, 1); }
 
 // Well-formed: no diagnostic.
 [[kiln::compile("backend=kiln", "dtypes=f64")]] Tensor fine(const Tensor &x) { return kiln::sin(x); }

@@ -253,6 +253,10 @@ private:
   // whose arithmetic the graph computes as C++ does (float rounds
   // differently, unsigned wraps).
   bool exact_host_type(QualType t) const;
+  bool exact_conversion(QualType from, QualType to) const;
+  std::optional<Value> narrowed(const CastExpr *ce, DType want);
+  std::optional<Value> converted(const CastExpr *ce, DType cast_to, DType want);
+  std::optional<Value> computed_size(const clang::CXXMemberCallExpr *mc);
   std::optional<ir::Op> host_math_op(const FunctionDecl *callee);
   std::optional<Value> host_minmax(const CallExpr *c,
                                    const FunctionDecl *callee, bool is_max);

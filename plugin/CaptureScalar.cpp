@@ -87,26 +87,15 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
         k == CK_IntegralToBoolean || k == CK_FloatingToBoolean) {
       // A conversion between kinds (int <-> double, to bool): a `to` node
       // on the weak scalar, which converts as C++ does (op_to).
-      const Expr *from = ce->getSubExpr();
-      std::optional<Value> x = scalar(from);
-      if (!x)
-        return std::nullopt;
-      std::optional<ir::NodeId> xn = materialize(*x, from->getExprLoc());
-      if (!xn)
-        return std::nullopt;
-      Value r;
-      r.kind = Value::Scalar;
-      r.node = add_cast(*xn, scalar_dtype(ce->getType()), ce->getExprLoc());
-      r.type = plain(ce->getType());
-      if (scalar_dtype(r.type) != want)
-        return fail_value(s->getExprLoc(),
-                          std::string("conversion from ") +
-                              category_name(scalar_dtype(r.type)) + " to " +
-                              category_name(want) + " is not supported yet");
-      return r;
+      return converted(ce, scalar_dtype(ce->getType()), want);
     }
-    // Conversions within a kind (int to long, float to double) are let
-    // through: the graph's weak scalars are i64, f64 and b8.
+    // Conversions within a kind: the graph's weak scalars are i64, f64
+    // and b8, so one that keeps every value (int to long, float to
+    // double) is let through, and one that rounds or wraps is written as
+    // C++ does it: a to(f32) or to(i32) of the same kind (narrowed()).
+    if ((k == CK_IntegralCast || k == CK_FloatingCast) &&
+        !exact_conversion(ce->getSubExpr()->getType(), ce->getType()))
+      return narrowed(ce, want);
     if (k != CK_LValueToRValue && k != CK_NoOp && k != CK_IntegralCast &&
         k != CK_FloatingCast)
       break;
@@ -137,12 +126,18 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
     llvm::StringRef name = m && m->getIdentifier() ? m->getName() : "";
     if (name == "size" || name == "numel" || name == "dim" ||
         name == "stride") {
-      // A shape query: evaluated where the region starts and passed in.
+      // A shape query: evaluated where the region starts and passed in;
+      // of a tensor the region computes, size(d) is a `size` node, which
+      // the host reads from the shape it computes before the launches.
       std::string why;
-      if (!guardable(mc, why))
-        return fail_value(mc->getExprLoc(),
-                          "'" + name.str() + "()' of a tensor the region "
-                          "computes or changes is not supported yet");
+      if (!guardable(mc, why)) {
+        if (name != "size" || mc->getNumArgs() != 1)
+          return fail_value(mc->getExprLoc(),
+                            "'" + name.str() + "()' of a tensor the region "
+                            "computes or changes is not supported yet (its "
+                            "size(d) is)");
+        return computed_size(mc);
+      }
       ir::NodeId n = -1;
       for (const State::Input &in : st.inputs)
         if (in.expr == mc)
@@ -195,6 +190,87 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
                                            category_name(want) +
                                            " is not supported yet");
   return v;
+}
+
+// t.size(d) of a tensor the region computes: a `size` node of t's graph
+// value; d is a compile-time constant (it names a dim of a known rank).
+std::optional<Value> Capturer::computed_size(const CXXMemberCallExpr *mc) {
+  std::optional<int64_t> d = constant_int(mc->getArg(0), "dim of size()");
+  if (!d)
+    return std::nullopt;
+  std::optional<Value> t = tensor(mc->getImplicitObjectArgument());
+  if (!t)
+    return std::nullopt;
+  Value v;
+  v.kind = Value::Scalar;
+  v.node = add_op(ir::Op::Size, {t->node}, mc->getExprLoc());
+  st.b.graph().nodes[v.node].dims = {*d};
+  v.type = plain(mc->getType());
+  return v;
+}
+
+// Whether converting a `from` to a `to` keeps every value (both
+// integral, or both floating).
+bool Capturer::exact_conversion(QualType from, QualType to) const {
+  from = plain(from).getCanonicalType();
+  to = plain(to).getCanonicalType();
+  if (to->isRealFloatingType())
+    return from->isRealFloatingType() &&
+           ctx_.getTypeSize(to) >= ctx_.getTypeSize(from);
+  if (!from->isIntegralOrEnumerationType() || !to->isIntegralOrEnumerationType())
+    return false;
+  unsigned fw = ctx_.getIntWidth(from), tw = ctx_.getIntWidth(to);
+  bool fs = from->isSignedIntegerOrEnumerationType(),
+       ts = to->isSignedIntegerOrEnumerationType();
+  if (fs == ts)
+    return tw >= fw;
+  return !fs && ts && tw > fw; // unsigned into a wider signed type
+}
+
+// A conversion that rounds (double to float) or wraps (to a 32-bit int):
+// a to(f32) or to(i32) of the graph's f64 or i64 value, which converts as
+// static_cast does and keeps the kind. Others (to unsigned, to 8 or 16
+// bits) are refused.
+std::optional<Value> Capturer::narrowed(const CastExpr *ce, DType want) {
+  QualType to = plain(ce->getType());
+  DType through;
+  if (to->isSpecificBuiltinType(BuiltinType::Float))
+    through = DType::f32;
+  else if (to->isSignedIntegerType() && ctx_.getIntWidth(to) == 32)
+    through = DType::i32;
+  else
+    return fail_value(ce->getExprLoc(),
+                      "conversion of a runtime scalar to '" +
+                          ce->getType().getUnqualifiedType().getAsString(
+                              ctx_.getPrintingPolicy()) +
+                          "' is not supported yet (it may wrap or round; to "
+                          "float, double, int32 or int64 it is)");
+  return converted(ce, through, want);
+}
+
+// A `to` node of the cast's operand into `cast_to`, converting as op_to
+// (static_cast) does; its value has the kind of the cast's type, which
+// must be `want`.
+std::optional<Value> Capturer::converted(const CastExpr *ce, DType cast_to,
+                                         DType want) {
+  const Expr *from = ce->getSubExpr();
+  std::optional<Value> x = scalar(from);
+  if (!x)
+    return std::nullopt;
+  std::optional<ir::NodeId> xn = materialize(*x, from->getExprLoc());
+  if (!xn)
+    return std::nullopt;
+  QualType to = plain(ce->getType());
+  if (scalar_dtype(to) != want)
+    return fail_value(ce->getExprLoc(),
+                      std::string("conversion from ") +
+                          category_name(scalar_dtype(to)) + " to " +
+                          category_name(want) + " is not supported yet");
+  Value r;
+  r.kind = Value::Scalar;
+  r.node = add_cast(*xn, cast_to, ce->getExprLoc());
+  r.type = to;
+  return r;
 }
 
 bool Capturer::exact_host_type(QualType t) const {

@@ -41,7 +41,7 @@ std::vector<ir::Type> node_types(const ir::Graph &g) {
       for (NodeId o : n.operands)
         ops.push_back(t[o]);
       if (n.op == Op::Cast && ir::result_is_scalar(ops))
-        t[i] = ir::Type::weak_scalar(n.cast_to);
+        t[i] = ir::Type::weak_scalar(ir::weak_cast_kind(n.cast_to).value());
       else if (ir::is_pointwise(n.op) && ir::result_is_scalar(ops))
         t[i] = ir::Type::weak_scalar(ir::result_dtype(n.op, ops));
       else
@@ -145,7 +145,11 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       const char *ht = host_type(t.dtype);
       os << "  const " << ht << " " << v(id) << " = ";
       auto c = [&](unsigned k) { return std::string(ht) + "(" + a(k) + ")"; };
-      if (n.op == Op::Cast)
+      if (n.op == Op::Cast && n.cast_to != t.dtype) // rounds or wraps first
+        os << ht << "(static_cast<"
+           << (n.cast_to == DType::f32 ? "float" : "int32_t") << ">(" << a(0)
+           << "))";
+      else if (n.op == Op::Cast)
         os << c(0);
       else if (!*info.cxx) {
         os << "kiln::scalar::op_" << info.name << "(";

@@ -104,12 +104,16 @@ std::optional<double> fold(const Graph &g, const Node &n) {
     return fold_reduce_size(g, n);
   if (!is_pointwise(n.op) || !n.type.scalar)
     return std::nullopt;
-  // A weak scalar's conversion (f64, i64, b8), as op_to converts.
-  if (n.op == Op::Cast)
-    return is_constant(g, n.operands[0])
-               ? std::optional<double>(
-                     round_to_dtype(g.node(n.operands[0]).constant, n.cast_to))
-               : std::nullopt;
+  // A weak scalar's conversion (f64, f32, i64, i32, b8), as op_to
+  // converts: an integer into i32 wraps, as static_cast<int32_t> does.
+  if (n.op == Op::Cast) {
+    if (!is_constant(g, n.operands[0]))
+      return std::nullopt;
+    const Node &x = g.node(n.operands[0]);
+    if (n.cast_to == DType::i32 && x.type.dtype == DType::i64)
+      return double(int32_t(uint32_t(uint64_t(int64_t(x.constant)))));
+    return round_to_dtype(x.constant, n.cast_to);
+  }
   llvm::SmallVector<double, 3> values;
   for (NodeId o : n.operands) {
     if (!is_constant(g, o))

@@ -93,14 +93,14 @@ llvm::Expected<Type> infer_pointwise(const Graph &g, const Node &n, Fail fail,
   if (info.rule == TypeRule::CAST) {
     // to / to_like: operand 0's shape in the target dtype (to_like's
     // operand 1 gives only its dtype).
-    // A weak scalar converts to another weak scalar kind (f64, i64, b8).
+    // A weak scalar converts to a weak scalar (ir::weak_cast_kind).
     if (operands[0].scalar) {
-      if (n.op == Op::Cast && (n.cast_to == DType::f64 ||
-                               n.cast_to == DType::i64 || n.cast_to == DType::b8))
-        return Type::weak_scalar(n.cast_to);
+      if (std::optional<DType> kind = weak_cast_kind(n.cast_to);
+          n.op == Op::Cast && kind)
+        return Type::weak_scalar(*kind);
       return fail(std::string("'") + info.name +
                   "' of a weak scalar (" + dtype_name(operands[0].dtype) +
-                  ") converts to f64, i64 or b8 only");
+                  ") converts to f64, f32, i64, i32 or b8 only");
     }
     return Type::tensor(n.op == Op::Cast ? n.cast_to : operands[1].dtype,
                         operands[0].shape);

@@ -82,6 +82,21 @@ DType result_dtype(Op op, llvm::ArrayRef<Type> operands) {
   }
 }
 
+std::optional<DType> weak_cast_kind(DType cast_to) {
+  switch (cast_to) {
+  case DType::f64:
+  case DType::f32:
+    return DType::f64;
+  case DType::i64:
+  case DType::i32:
+    return DType::i64;
+  case DType::b8:
+    return DType::b8;
+  default:
+    return std::nullopt;
+  }
+}
+
 bool result_is_scalar(llvm::ArrayRef<Type> operands) {
   for (const Type &t : operands)
     if (!t.scalar)

@@ -37,6 +37,33 @@ COMPILE Tensor conversions(const Tensor &x, double t, int64_t n) {
   return x * whole + double(on) + double(n) / 4;
 }
 
+// Conversions that round or wrap, as static_cast does: to float (a local,
+// a functional cast, an argument) and to int32_t (modulo 2^32).
+COMPILE Tensor narrowing(const Tensor &x, double t, int64_t n) {
+  float s = t / 3.0;
+  int32_t k = n;
+  return x * s + double(k) * 1e-9 + float(t * 7.1) - double(int32_t(n * 3));
+}
+
+// size(d) of tensors the function computes: the host reads it from the
+// shape it computed for the kernel writing the tensor (a reduction's, a
+// GEMM's, a view's); what reads the size runs in a later kernel.
+COMPILE Tensor mean_by_size(const Tensor &x) {
+  Tensor s = kiln::sum(x, 0);
+  return s / s.size(0) + double(s.size(-1) % 5);
+}
+COMPILE Tensor size_only(const Tensor &x) {
+  Tensor r = kiln::amax(x, -1);
+  return x * double(r.size(0));
+}
+COMPILE Tensor heads(const Tensor &x, const Tensor &w, int64_t nh) {
+  Tensor q = kiln::matmul(x, w);
+  int64_t d = q.size(-1) / nh;
+  Tensor r = q.reshape({x.size(0), nh, d});
+  Tensor t = (r * 2.0).transpose(0, 1);
+  return kiln::softmax(t * (1.0 / std::sqrt(double(d))), -1) + double(t.size(0));
+}
+
 // std::max and std::min of runtime doubles and integers: `(a < b) ? b : a`
 // and `(b < a) ? b : a`, so the first argument wins ties and NaN
 // comparisons, as the standard says (std::max of a temporary, too).
@@ -77,6 +104,18 @@ inline int run_host_scalars(kiln::Device dev) {
         check("conversions", dt, [&] { return V{conversions(x, t, n)}; }, 1, 0,
               k(3));
       }
+    for (double t : {0.1, -2.5e10})
+      for (int64_t n : {int64_t(7), (int64_t(1) << 32) + 5, -(int64_t(1) << 31) - 3})
+        check("narrowing", dt, [&] { return V{narrowing(x, t, n)}; }, 1, 0, k(4));
+    // Sizes of computed tensors: two kernels where one reads the other's
+    // size (a column sum's launches differ by device: not counted).
+    check("mean_by_size", dt, [&] { return V{mean_by_size(big)}; }, 1, 0,
+          eager_backend ? 3 : -1);
+    check("size_only", dt, [&] { return V{size_only(big)}; }, 1, 0, 2);
+    Tensor wq = input({64, 24}, dt, 5, dev);
+    for (int64_t nh : {2, 3, 8}) // GEMM, r * 2, softmax
+      check("heads", dt, [&] { return V{heads(x, wq, nh)}; }, 1, 0,
+            eager_backend ? -1 : 3);
     check("conversions 0", dt, [&] { return V{conversions(x, 2.99, 0)}; }, 1, 0,
           k(3));
     for (double t : {0.75, -2.5, 0.5, 0.25, double(NAN)})

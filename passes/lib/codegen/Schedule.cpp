@@ -65,6 +65,27 @@ static std::set<NodeId> closure(const ir::Graph &g, NodeId root,
   return seen;
 }
 
+// The `size` nodes that node id's host-scalar operands read (through the
+// host scalars they are computed from).
+static std::vector<NodeId> host_sizes(const ir::Graph &g, NodeId id) {
+  std::vector<NodeId> found, work(g.node(id).operands.begin(),
+                                  g.node(id).operands.end());
+  std::set<NodeId> seen;
+  while (!work.empty()) {
+    NodeId n = work.back();
+    work.pop_back();
+    if (!seen.insert(n).second || !is_host_scalar(g, n))
+      continue;
+    if (g.node(n).op == Op::Size) {
+      found.push_back(n);
+      continue;
+    }
+    for (NodeId o : g.node(n).operands)
+      work.push_back(o);
+  }
+  return found;
+}
+
 static llvm::Error unsupported(const ir::Graph &g, NodeId id,
                                const std::string &why) {
   std::vector<std::string> names = ir::value_names(g);
@@ -124,7 +145,7 @@ schedule_pointwise(const ir::Graph &g, const std::vector<NodeId> &roots,
       if (n.op == Op::Input || leaves.count(m))
         inputs.insert(m);
       else if (!ir::is_pointwise(n.op) && n.op != Op::Constant &&
-               n.op != Op::ScalarInput)
+               n.op != Op::ScalarInput && n.op != Op::Size)
         return unsupported(g, m,
                            std::string("'") + ir::op_info(n.op).name +
                                "' in a kernel without a reduction over its "
@@ -450,17 +471,6 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       role[id] = Role::Full;
       continue;
     }
-    if (n.op == Op::Constant || n.op == Op::ScalarInput ||
-        is_host_scalar(g, id))
-      continue;
-    int h = -1, floor = -1;
-    bool full = false;
-    for (NodeId o : n.operands) {
-      h = std::max(h, home[o]);
-      full |= role[o] == Role::Full;
-      if (ir::is_view(g.node(o).op))
-        floor = std::max(floor, after[o]);
-    }
     // Read from memory: a value the arguments alone make is written first,
     // by a pointwise group.
     auto write_first = [&](NodeId o) {
@@ -469,11 +479,38 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
           !on.type.scalar)
         home[o] = pointwise_after(-1), role[o] = Role::Full;
     };
+    if (n.op == Op::Constant || n.op == Op::ScalarInput)
+      continue;
+    if (is_host_scalar(g, id)) {
+      // Known once the group writing what its sizes read has run (like a
+      // view: `after`).
+      if (n.op == Op::Size) {
+        NodeId x = n.operands[0];
+        write_first(x);
+        after[id] = ir::is_view(g.node(x).op) ? after[x]
+                    : g.node(x).op == Op::Input ? -1
+                                                : home[x];
+      } else {
+        for (NodeId o : n.operands)
+          after[id] = std::max(after[id], after[o]);
+      }
+      continue;
+    }
+    int h = -1, floor = -1;
+    bool full = false;
+    for (NodeId o : n.operands) {
+      h = std::max(h, home[o]);
+      full |= role[o] == Role::Full;
+      if (ir::is_view(g.node(o).op) || is_host_scalar(g, o))
+        floor = std::max(floor, after[o]);
+    }
     switch (ir::op_info(n.op).kind) {
     case ir::OpKind::View: {
       NodeId x = n.operands[0];
       write_first(x);
       after[id] = ir::is_view(g.node(x).op) ? after[x] : home[x];
+      for (NodeId o : llvm::ArrayRef<NodeId>(n.operands).drop_front())
+        after[id] = std::max(after[id], after[o]); // sizes its shape reads
       role[id] = Role::Full;
       break;
     }
@@ -570,6 +607,10 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
     if (g.node(x).op != Op::Input && !llvm::is_contained(roots[home[x]], x))
       roots[home[x]].push_back(x);
   };
+  // What a size reads is written by its group (the host reads its shape).
+  for (NodeId id : live)
+    if (g.node(id).op == Op::Size)
+      write_base(g.node(id).operands[0]);
   for (NodeId out : g.outputs) {
     if (ir::is_view(g.node(out).op)) {
       plan.passthrough.push_back(out);
@@ -700,9 +741,24 @@ llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
     std::set<NodeId> c = closure(g, out);
     members.insert(c.begin(), c.end());
   }
+  // size(x, d) of a tensor the call computes: the host reads x's shape
+  // once a kernel has written x, so x is computed and in memory, and
+  // what reads the size runs in a later kernel (schedule_groups).
+  bool sizes_of_values = false;
+  for (NodeId id : std::vector<NodeId>(members.begin(), members.end()))
+    for (NodeId s : host_sizes(g, id)) {
+      NodeId x = g.node(s).operands[0];
+      if (g.node(x).op == Op::Input)
+        continue;
+      sizes_of_values = true;
+      members.insert(s);
+      std::set<NodeId> c = closure(g, x);
+      members.insert(c.begin(), c.end());
+    }
   std::vector<NodeId> reductions;
   for (NodeId m : members) {
-    if (ir::is_product(g.node(m).op) || ir::is_view(g.node(m).op)) {
+    if (ir::is_product(g.node(m).op) || ir::is_view(g.node(m).op) ||
+        sizes_of_values) {
       llvm::Expected<KernelPlan> plan = schedule_groups(g, members);
       if (plan)
         plan_cat_pieces(g, *plan);

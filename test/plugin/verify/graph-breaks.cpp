@@ -227,14 +227,28 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   return a * b + y;
 }
 
-// 26. The size of a tensor the region computes.
-[[kiln::compile]] Tensor computed_size(const Tensor &x) {
+// 26. Of a tensor the region computes, size(d) with a constant d is a
+// graph op; numel() and a run-time d are not yet.
+[[kiln::compile]] Tensor computed_size(const Tensor &x, int64_t d) {
   Tensor s = kiln::sum(x, 0);
-  Tensor t = s / s.size(0); // expected-remark {{'size()' of a tensor the region computes or changes is not supported yet}}
-  return t + 1;
+  Tensor t = s / s.size(0);
+  Tensor u = t / s.numel(); // expected-remark {{'numel()' of a tensor the region computes or changes is not supported yet (its size(d) is)}}
+  Tensor v = u * s.size(d); // expected-remark {{the dim of size() must be a compile-time constant}}
+  return v + 1;
 }
 
 // 27. A global tensor is an input like a parameter: no break.
 [[kiln::compile]] Tensor global_input(const Tensor &x) {
   return x * g_weight + 1;
+}
+
+// 28. A conversion the graph cannot write as C++ does (to unsigned, to 16
+// bits) breaks at its statement; to float or int32_t it is a graph op.
+[[kiln::compile]] Tensor narrowing(const Tensor &x, int64_t n, double t) {
+  float f = t;
+  int32_t k = n;
+  Tensor y = x * f + double(k);
+  uint32_t u = n; // expected-remark {{conversion of a runtime scalar to 'uint32_t' is not supported yet (it may wrap or round; to float, double, int32 or int64 it is)}}
+  int16_t h = k; // expected-remark {{conversion of a runtime scalar to 'int16_t' is not supported yet}}
+  return y + double(u) + double(h);
 }

@@ -375,6 +375,11 @@ DType common_dtype(Op op, llvm::ArrayRef<Type> operands);
 DType compute_dtype(Op op, llvm::ArrayRef<Type> operands);
 DType result_dtype(Op op, llvm::ArrayRef<Type> operands);
 bool result_is_scalar(llvm::ArrayRef<Type> operands);
+// The weak scalar kind a `to` of a weak scalar gives: f64, i64 and b8 for
+// themselves; f32 and i32 round or wrap the value (as static_cast<float>
+// and static_cast<int32_t>) and keep the kind, f64 or i64 (a C++ float or
+// int32_t is a double or an int64 in the graph); nullopt for the others.
+std::optional<DType> weak_cast_kind(DType cast_to);
 
 // Checks structural invariants (operand ids earlier than the node, arity,
 // argument numbering, outputs in range). Returns "" or a description.

@@ -8,6 +8,7 @@
 // Prints one JSON object per line; bench/report.py makes the table.
 //
 //   kiln_bench [--device cuda|cpu] [--quick] [--reps N] [--only NAME]
+//   kiln_bench --sweep   (row ops over the shapes of sweep_shapes() only)
 //   kiln_bench --first-call [--eager]   (one call in a fresh process)
 #include "workloads.h"
 
@@ -27,6 +28,7 @@ struct Options {
   bool quick = false;
   int reps = 50;
   std::string only; // run only workloads whose name contains this
+  bool sweep = false;
 };
 
 // Max |a - b| relative to max |b|, in float64 on the host.
@@ -140,6 +142,38 @@ void run_small(const Options &o, const char *name, const char *shape,
   std::fflush(stdout);
 }
 
+// Row ops over the shapes people run (issue 14): rows of 128 to 32000 (a
+// vocabulary) columns, a few rows (256: the GPU is not full) and many
+// (2^25 elements). bench/torch_bench.py --sweep runs the same.
+void sweep(const Options &o) {
+  const kiln::Device d = o.dev;
+  std::printf("{\"bandwidth\": %.6g, \"device\": \"%s\"}\n",
+              kiln::copy_bandwidth(d, o.quick ? (1 << 22) : (size_t(1) << 30)),
+              d.str().c_str());
+  for (int64_t cols : {128, 768, 1024, 4096, 8192, 32000})
+    for (int64_t rows : {int64_t(256), (int64_t(1) << (o.quick ? 16 : 25)) / cols}) {
+      const double e = double(rows) * double(cols);
+      Tensor x = kiln::randn({rows, cols}, kiln::f32, d);
+      Tensor w = kiln::randn({cols}, kiln::f32, d), b = kiln::randn({cols}, kiln::f32, d);
+      Tensor xh = x.to(kiln::bf16), wh = w.to(kiln::bf16);
+      char name[96], shape[64];
+      auto named = [&](const char *op, const char *dt) {
+        std::snprintf(name, sizeof name, "sweep %s %lldx%lld", op, (long long)rows,
+                      (long long)cols);
+        std::snprintf(shape, sizeof shape, "%lldx%lld %s", (long long)rows,
+                      (long long)cols, dt);
+      };
+      named("softmax", "f32");
+      run(o, {name, shape, 8 * e, 0, 1e-5, [&] { return softmax_rows(x); }});
+      named("layer norm", "f32");
+      run(o, {name, shape, 8 * e + 8.0 * cols, 0, 1e-5,
+              [&] { return layer_norm_rows(x, w, b); }});
+      named("RMS norm", "bf16");
+      run(o, {name, shape, 4 * e + 2.0 * cols, 0, 1e-2,
+              [&] { return rms_norm_rows(xh, wh); }});
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -159,6 +193,12 @@ int main(int argc, char **argv) {
       first_call = true;
     else if (!std::strcmp(argv[i], "--eager"))
       eager = true;
+    else if (!std::strcmp(argv[i], "--sweep"))
+      o.sweep = true;
+  }
+  if (o.sweep) {
+    sweep(o);
+    return 0;
   }
   if (first_call) {
     // Process start to the first result of sin(x) + cos(y) on 2^20 floats.

@@ -8,6 +8,7 @@ Prints one JSON object per line; bench/report.py makes the table.
 
     python3 torch_bench.py [--reps N] [--modes default,max-autotune] [--only NAME]
     python3 torch_bench.py --first-call [--eager]
+    python3 torch_bench.py --sweep   (row ops over kiln_bench --sweep's shapes)
 """
 import argparse
 import json
@@ -321,6 +322,20 @@ def small_model(x, g, b, w1, w2):
     return s - s.mean(0, keepdim=True) + o2.amax(0, keepdim=True)
 
 
+def sweep(dev, reps):
+    """bench/kiln_bench.cpp's sweep(): rows of 128 to 32000 columns, 256
+    rows and 2^25 elements. Each shape is a fresh torch.compile (run()
+    resets Dynamo), so no shape gets a dynamic-shape kernel."""
+    for cols in (128, 768, 1024, 4096, 8192, 32000):
+        for rows in (256, (1 << 25) // cols):
+            x = torch.randn(rows, cols, device=dev)
+            w, b = torch.randn(cols, device=dev), torch.randn(cols, device=dev)
+            run(f"sweep softmax {rows}x{cols}", softmax_rows, (x,), reps)
+            run(f"sweep layer norm {rows}x{cols}", layer_norm_rows, (x, w, b), reps)
+            run(f"sweep RMS norm {rows}x{cols}", rms_norm_rows,
+                (x.bfloat16(), w.bfloat16()), reps)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=50)
@@ -329,6 +344,8 @@ def main():
     ap.add_argument("--modes", default="default",
                     help="torch.compile modes, comma-separated (default, max-autotune, ...)")
     ap.add_argument("--only", help="only workloads whose name contains this")
+    ap.add_argument("--sweep", action="store_true",
+                    help="row ops over the shapes of kiln_bench --sweep only")
     a = ap.parse_args()
     OPTS.modes = a.modes.split(",")
     OPTS.only = a.only
@@ -344,6 +361,9 @@ def main():
                           "in_process_s": time.perf_counter() - T0}))
         return
     torch.manual_seed(0)
+    if a.sweep:
+        sweep(dev, a.reps)
+        return
     n = 1 << 26
     x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
     reps = a.reps

@@ -256,6 +256,7 @@ private:
   bool exact_conversion(QualType from, QualType to) const;
   std::optional<Value> narrowed(const CastExpr *ce, DType want);
   std::optional<Value> converted(const CastExpr *ce, DType cast_to, DType want);
+  std::optional<DType> narrowing_dtype(QualType to, SourceLocation at);
   std::optional<Value> computed_size(const clang::CXXMemberCallExpr *mc);
   std::optional<ir::Op> host_math_op(const FunctionDecl *callee);
   std::optional<Value> host_minmax(const CallExpr *c,

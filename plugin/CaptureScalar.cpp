@@ -232,20 +232,26 @@ bool Capturer::exact_conversion(QualType from, QualType to) const {
 // static_cast does and keeps the kind. Others (to unsigned, to 8 or 16
 // bits) are refused.
 std::optional<Value> Capturer::narrowed(const CastExpr *ce, DType want) {
-  QualType to = plain(ce->getType());
-  DType through;
-  if (to->isSpecificBuiltinType(BuiltinType::Float))
-    through = DType::f32;
-  else if (to->isSignedIntegerType() && ctx_.getIntWidth(to) == 32)
-    through = DType::i32;
-  else
-    return fail_value(ce->getExprLoc(),
-                      "conversion of a runtime scalar to '" +
-                          ce->getType().getUnqualifiedType().getAsString(
-                              ctx_.getPrintingPolicy()) +
-                          "' is not supported yet (it may wrap or round; to "
-                          "float, double, int32 or int64 it is)");
-  return converted(ce, through, want);
+  std::optional<DType> through = narrowing_dtype(ce->getType(), ce->getExprLoc());
+  if (!through)
+    return std::nullopt;
+  return converted(ce, *through, want);
+}
+
+// The dtype a runtime scalar goes through to become a `to` (f32 for a
+// float, i32 for a 32-bit int); a failure for other narrow types.
+std::optional<DType> Capturer::narrowing_dtype(QualType to, SourceLocation at) {
+  QualType t = plain(to);
+  if (t->isSpecificBuiltinType(BuiltinType::Float))
+    return DType::f32;
+  if (t->isSignedIntegerType() && ctx_.getIntWidth(t) == 32)
+    return DType::i32;
+  fail(at, "conversion of a runtime scalar to '" +
+               to.getNonReferenceType().getUnqualifiedType().getAsString(
+                   ctx_.getPrintingPolicy()) +
+               "' is not supported yet (it may wrap or round; to float, "
+               "double, int32 or int64 it is)");
+  return std::nullopt;
 }
 
 // A `to` node of the cast's operand into `cast_to`, converting as op_to
@@ -458,7 +464,17 @@ std::optional<Value> Capturer::scalar_assign(const Expr *e) {
   if (!gop || !is_scalar_arith(*gop))
     return fail_value(bo->getOperatorLoc(),
                       "this update of a runtime scalar is not supported yet");
-  return runtime(*gop, *cur, *rhs, res_t);
+  std::optional<Value> v = runtime(*gop, *cur, *rhs, res_t);
+  if (!v || exact_conversion(res_t, lhs_t))
+    return v;
+  // Stored back into a narrower variable (an int32_t += an int64_t, a
+  // float += a double): converted as the assignment does.
+  std::optional<DType> through =
+      narrowing_dtype(bo->getLHS()->getType(), bo->getOperatorLoc());
+  if (!through)
+    return std::nullopt;
+  v->node = add_cast(v->node, *through, bo->getOperatorLoc());
+  return v;
 }
 
 } // namespace kiln::plugin::capture

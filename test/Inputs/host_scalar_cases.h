@@ -38,11 +38,16 @@ COMPILE Tensor conversions(const Tensor &x, double t, int64_t n) {
 }
 
 // Conversions that round or wrap, as static_cast does: to float (a local,
-// a functional cast, an argument) and to int32_t (modulo 2^32).
+// a functional cast, a compound update) and to int32_t (modulo 2^32).
 COMPILE Tensor narrowing(const Tensor &x, double t, int64_t n) {
   float s = t / 3.0;
   int32_t k = n;
-  return x * s + double(k) * 1e-9 + float(t * 7.1) - double(int32_t(n * 3));
+  int32_t j = 1;
+  j += n; // computed in int64_t, stored back wrapped
+  float f = 1;
+  f += t; // computed in double, stored back rounded
+  return x * s + double(k) * 1e-9 + float(t * 7.1) - double(int32_t(n * 3)) +
+         double(j) * 1e-9 + f;
 }
 
 // size(d) of tensors the function computes: the host reads it from the
@@ -106,7 +111,7 @@ inline int run_host_scalars(kiln::Device dev) {
       }
     for (double t : {0.1, -2.5e10})
       for (int64_t n : {int64_t(7), (int64_t(1) << 32) + 5, -(int64_t(1) << 31) - 3})
-        check("narrowing", dt, [&] { return V{narrowing(x, t, n)}; }, 1, 0, k(4));
+        check("narrowing", dt, [&] { return V{narrowing(x, t, n)}; }, 1, 0, k(6));
     // Sizes of computed tensors: two kernels where one reads the other's
     // size (a column sum's launches differ by device: not counted).
     check("mean_by_size", dt, [&] { return V{mean_by_size(big)}; }, 1, 0,

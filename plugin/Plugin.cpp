@@ -398,8 +398,9 @@ void KilnConsumer::handle_one(FunctionDecl *fd) {
 // {...}`, the C++23 position, which names the call operator) marks its call
 // operator. Clang hands a lambda to no consumer on its own: it is found in
 // the body, default argument or initialiser that holds it, and compiled
-// before that code is (so before CodeGen emits either). A generic lambda's call operator is a
-// template; its instantiations reach HandleTopLevelDecl like any other.
+// before that code is (so before CodeGen emits either). A generic lambda's
+// call operator is a template; its instantiations reach HandleTopLevelDecl
+// like any other.
 void KilnConsumer::handle_lambdas(Decl *d) {
   if (!annotated_lambda_seen())
     return;

@@ -212,8 +212,8 @@ std::optional<Value> Capturer::computed_size(const CXXMemberCallExpr *mc) {
 // Whether converting a `from` to a `to` keeps every value (both
 // integral, or both floating).
 bool Capturer::exact_conversion(QualType from, QualType to) const {
-  from = plain(from).getCanonicalType();
-  to = plain(to).getCanonicalType();
+  from = plain(from);
+  to = plain(to);
   if (to->isRealFloatingType())
     return from->isRealFloatingType() &&
            ctx_.getTypeSize(to) >= ctx_.getTypeSize(from);

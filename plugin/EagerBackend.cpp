@@ -16,8 +16,21 @@ namespace {
 using ir::NodeId;
 using ir::Op;
 
+// The C++ type of a weak scalar of kind dt (f64, i64, b8), or of what a
+// weak scalar's to(f32) or to(i32) rounds or wraps through.
 const char *host_type(DType dt) {
-  return dt == DType::f64 ? "double" : dt == DType::i64 ? "int64_t" : "bool";
+  switch (dt) {
+  case DType::f64:
+    return "double";
+  case DType::f32:
+    return "float";
+  case DType::i64:
+    return "int64_t";
+  case DType::i32:
+    return "int32_t";
+  default:
+    return "bool";
+  }
 }
 
 // Every node's type: weak scalars for nodes of scalars only, tensors else.
@@ -146,8 +159,7 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       os << "  const " << ht << " " << v(id) << " = ";
       auto c = [&](unsigned k) { return std::string(ht) + "(" + a(k) + ")"; };
       if (n.op == Op::Cast && n.cast_to != t.dtype) // rounds or wraps first
-        os << ht << "(static_cast<"
-           << (n.cast_to == DType::f32 ? "float" : "int32_t") << ">(" << a(0)
+        os << ht << "(static_cast<" << host_type(n.cast_to) << ">(" << a(0)
            << "))";
       else if (n.op == Op::Cast)
         os << c(0);

@@ -93,6 +93,19 @@ std::string kiln_include_dir(const CompilerInstance &ci,
   return KILN_RUNTIME_INCLUDE_DIR;
 }
 
+// The lambdas whose call operator is marked [[kiln::compile]], in the order
+// a traversal meets them (an enclosing lambda before those inside it).
+struct MarkedLambdas : RecursiveASTVisitor<MarkedLambdas> {
+  bool instantiations = false; // also inside template instantiations
+  std::vector<CXXMethodDecl *> found;
+  bool shouldVisitTemplateInstantiations() const { return instantiations; }
+  bool VisitLambdaExpr(LambdaExpr *e) {
+    if (CXXMethodDecl *op = e->getCallOperator(); op && op->hasAttrs())
+      found.push_back(op);
+    return true;
+  }
+};
+
 // Functions read from a PCH or module are not handed to the consumer when
 // they are inline; they are noted here and compiled at the end of the TU.
 class DeserializedFunctions : public ASTDeserializationListener {
@@ -404,15 +417,7 @@ void KilnConsumer::handle_one(FunctionDecl *fd) {
 void KilnConsumer::handle_lambdas(Decl *d) {
   if (!annotated_lambda_seen())
     return;
-  struct Finder : RecursiveASTVisitor<Finder> {
-    std::vector<CXXMethodDecl *> found;
-    bool shouldVisitTemplateInstantiations() const { return false; }
-    bool VisitLambdaExpr(LambdaExpr *e) {
-      if (CXXMethodDecl *op = e->getCallOperator(); op && op->hasAttrs())
-        found.push_back(op);
-      return true;
-    }
-  } finder;
+  MarkedLambdas finder;
   if (auto *fd = dyn_cast<FunctionDecl>(d)) {
     if (fd->isTemplated())
       return;
@@ -488,15 +493,8 @@ void KilnConsumer::report_uninstantiated() {
 void KilnConsumer::report_unreached_lambdas() {
   if (!annotated_lambda_seen())
     return;
-  struct Finder : RecursiveASTVisitor<Finder> {
-    std::vector<const CXXMethodDecl *> found;
-    bool shouldVisitTemplateInstantiations() const { return true; }
-    bool VisitLambdaExpr(LambdaExpr *e) {
-      if (const CXXMethodDecl *op = e->getCallOperator(); op && op->hasAttrs())
-        found.push_back(op);
-      return true;
-    }
-  } finder;
+  MarkedLambdas finder;
+  finder.instantiations = true;
   finder.TraverseDecl(ctx_->getTranslationUnitDecl());
   for (const CXXMethodDecl *op : finder.found) {
     SourceLocation attr_loc;

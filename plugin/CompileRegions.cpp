@@ -60,7 +60,15 @@ llvm::json::Value spec_json(const codegen::FunctionSpec &s, bool eager) {
   llvm::json::Array into;
   for (int i : s.into)
     into.push_back(int64_t(i));
+  llvm::json::Array pins;
+  for (const std::vector<DType> &dts : s.arg_dtypes) {
+    llvm::json::Array names;
+    for (DType d : dts)
+      names.push_back(dtype_name(d));
+    pins.push_back(std::move(names));
+  }
   return llvm::json::Object{{"symbol", s.symbol},
+                            {"arg_dtypes", std::move(pins)},
                             {"user", s.user_name},
                             {"eager", eager},
                             {"args", std::move(args)},
@@ -92,6 +100,15 @@ std::string spec_from_json(const llvm::json::Value &v,
           {(*pair)[0].getAsString().value_or("").str(),
            (*pair)[1].getAsString().value_or("").str()});
     }
+  if (const llvm::json::Array *a = o->getArray("arg_dtypes"))
+    for (const llvm::json::Value &names : *a) {
+      s.arg_dtypes.emplace_back();
+      if (const llvm::json::Array *n = names.getAsArray())
+        for (const llvm::json::Value &d : *n)
+          for (int t = 0; t < kNumDTypes; ++t)
+            if (d.getAsString() == llvm::StringRef(dtype_name(DType(t))))
+              s.arg_dtypes.back().push_back(DType(t));
+    }
   if (const llvm::json::Array *a = o->getArray("into"))
     for (const llvm::json::Value &i : *a)
       s.into.push_back(int(i.getAsInteger().value_or(codegen::FunctionSpec::kNotInto)));
@@ -115,6 +132,13 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
   FunctionDecl *fd = req.fd;
   const std::string &name = req.name;
   res.tensor_header = tensor_header(ctx);
+  for (const ParmVarDecl *p : fd->parameters())
+    if (!pinned_dtypes(p).empty() &&
+        !is_kiln_tensor(p->getType().getNonReferenceType()))
+      req.diag.warning(WarningGroup::Attribute, p->getLocation(),
+                       "kiln: [[kiln::dtype]] applies to a kiln::Tensor "
+                       "parameter; '" + p->getNameAsString() +
+                           "' is not one, so it is ignored");
 
   codegen::Options copts;
   if (!req.opts.dtypes.empty())
@@ -256,8 +280,15 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
       }
       codegen::FunctionSpec fs;
       fs.graph = spec.graph;
-      for (const RegionInput &in : spec.inputs)
+      for (const RegionInput &in : spec.inputs) {
         fs.args.push_back(in.kind);
+        // [[kiln::dtype]] on the parameter it is (not on a member of it).
+        const auto *p = llvm::dyn_cast_or_null<ParmVarDecl>(in.slot.var);
+        fs.arg_dtypes.push_back(p && in.slot.fields.empty() &&
+                                        in.kind == codegen::ArgKind::Tensor
+                                    ? pinned_dtypes(p)
+                                    : std::vector<DType>{});
+      }
       fs.user_name = name;
       if (!single) {
         fs.user_name += " (region " + std::to_string(r.index);

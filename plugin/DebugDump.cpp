@@ -193,7 +193,7 @@ void write_path(Writer &w, const DumpedFunction &f, const DumpedPath &p,
       w.file(base + ".dot", dot);
   }
   for (const codegen::VariantGraph &g : p.code.graphs) {
-    std::string base = dir + "/final/" + dtype_name(g.dtype);
+    std::string base = dir + "/final/" + path_component(g.variant);
     w.file(base + ".kir", g.kir);
     w.file(base + ".dot", g.dot);
   }
@@ -238,7 +238,7 @@ json explain_json(const DumpedFunction &f) {
   json graphs = json::object();
   for (const DumpedPath &p : f.paths)
     for (const codegen::VariantGraph &g : p.code.graphs) {
-      json &text = graphs[dtype_name(g.dtype)];
+      json &text = graphs[g.variant];
       text = text.is_null() ? g.kir : text.get<std::string>() + "\n" + g.kir;
     }
   j["graphs"] = std::move(graphs);
@@ -267,7 +267,7 @@ json explain_json(const DumpedFunction &f) {
           entry_points.push_back(n);
       kernels.push_back({{"name", k.name},
                          {"fast_path", c.user_name},
-                         {"dtype", dtype_name(k.variant)},
+                         {"dtype", k.variant}, // the variant: "f32", "bf16_f32"
                          {"kind", k.product     ? "product"
                                  : k.reduction ? "reduction"
                                                : "pointwise"},
@@ -283,7 +283,7 @@ json explain_json(const DumpedFunction &f) {
     for (const codegen::GuardInfo &g : c.guards)
       guards.push_back({{"check", g.check},
                         {"message", g.message},
-                        {"variants", dtypes_json(g.variants)},
+                        {"variants", g.variants},
                         {"fast_path", c.user_name}});
     for (const codegen::Remark &r : c.remarks)
       remarks.push_back({{"location", loc_json(r.loc)}, {"message", r.message}});

@@ -276,6 +276,15 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       fc.error_loc = g.node(o).loc;
       return fc;
     }
+    // A tensor updated in place keeps its dtype: eager's in-place op raises
+    // where the result's dtype is not that one (an int32 tensor /= 2.0); a
+    // copy would convert it. Such a call runs the original body.
+    if (j < spec.into.size() && spec.into[j] != codegen::FunctionSpec::kNotInto)
+      os << "  if (out" << j << "->defined() && " << v(o) << ".dtype() != out"
+         << j << "->dtype())\n    return kiln::rt::guard_failed(\""
+         << spec.user_name
+         << "\", \"a tensor updated in place has another dtype than the "
+            "result\");\n";
     os << "  *out" << j << " = " << v(o) << ";\n";
   }
 

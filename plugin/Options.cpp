@@ -125,6 +125,22 @@ std::string parse_compile_option(llvm::StringRef option,
   return "";
 }
 
+std::vector<DType> pinned_dtypes(const ParmVarDecl *p) {
+  std::vector<DType> out;
+  for (const auto *a : p->specific_attrs<AnnotateAttr>()) {
+    llvm::StringRef text = a->getAnnotation();
+    if (!text.consume_front(kDtypePrefix))
+      continue;
+    llvm::SmallVector<llvm::StringRef, 4> names;
+    text.split(names, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef n : names)
+      if (std::optional<DType> dt = dtype_from_name(n);
+          dt && std::find(out.begin(), out.end(), *dt) == out.end())
+        out.push_back(*dt);
+  }
+  return out;
+}
+
 std::optional<CompileOptions> compile_options_of(const FunctionDecl *fd,
                                                  SourceLocation *attr_loc) {
   std::optional<CompileOptions> opts;

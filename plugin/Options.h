@@ -16,6 +16,7 @@
 namespace clang {
 class CompilerInstance;
 class FunctionDecl;
+class ParmVarDecl;
 class SourceLocation;
 } // namespace clang
 
@@ -68,6 +69,13 @@ std::string parse_compile_option(llvm::StringRef option, CompileOptions &opts);
 // AnnotateAttr is inherited by redeclarations, so a definition after an
 // annotated declaration is compiled too.
 inline constexpr llvm::StringLiteral kAnnotationPrefix = "kiln.compile;";
+
+// [[kiln::dtype("i64", ...)]] on a tensor parameter: an AnnotateAttr of
+// this prefix then the dtype names, comma-separated ("kiln.dtype;i64,f32").
+inline constexpr llvm::StringLiteral kDtypePrefix = "kiln.dtype;";
+
+// The dtypes [[kiln::dtype]] gives parameter `p` (empty: none).
+std::vector<DType> pinned_dtypes(const clang::ParmVarDecl *p);
 
 // The options of `fd` (merged over all its kiln.compile annotations), or
 // nullopt when it is not marked [[kiln::compile]]. `attr_loc` receives the

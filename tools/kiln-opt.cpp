@@ -4,7 +4,7 @@
 //            [--print-after-all] [--emit=kir|dot [--dot-kernels]] [-o out]
 //            file.kir|-
 //   kiln-opt --emit=plan|lowered|cuda|host [--dtypes=f32,...] [--no-cuda]
-//            file.kir
+//            [--arg-dtype=<arg>=<dtype>[+<dtype>...]]... file.kir
 //
 // --emit=plan|lowered|cuda|host runs the code generator on each graph as the
 // plugin does on a captured function (every dtype specialisation, the
@@ -68,6 +68,12 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Cuda, "cuda", "generated CUDA kernels"),
                clEnumValN(Emit::Host, "host", "generated host code")),
     cl::cat(category));
+cl::list<std::string> pins(
+    "arg-dtype",
+    cl::desc("With --emit=plan|lowered|cuda|host: <arg>=<dtype>[+<dtype>...], "
+             "the dtypes of a tensor argument whatever the others' "
+             "(as [[kiln::dtype]] on its parameter); repeatable"),
+    cl::value_desc("arg=dtypes"));
 cl::list<std::string> dtypes("dtypes", cl::CommaSeparated,
                              cl::desc("With --emit=plan|lowered|cuda|host: dtypes to "
                                       "specialise for (default all floats)"),
@@ -173,6 +179,25 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
                           : n.type.dtype == DType::i64 ? codegen::ArgKind::Int64
                           : n.type.dtype == DType::b8  ? codegen::ArgKind::Bool
                                                        : codegen::ArgKind::Double);
+    }
+    spec.arg_dtypes.resize(spec.args.size());
+    for (llvm::StringRef p : pins) {
+      auto [name, list] = p.split('=');
+      for (ir::NodeId a : g.args()) // in each graph that has it
+        if (g.node(a).op == ir::Op::Input && g.node(a).name == name) {
+          llvm::SmallVector<llvm::StringRef, 4> names;
+          list.split(names, '+');
+          for (llvm::StringRef d : names) {
+            bool known = false;
+            for (int t = 0; t < kNumDTypes; ++t)
+              if (d == dtype_name(DType(t))) {
+                spec.arg_dtypes[size_t(g.node(a).arg_index)].push_back(DType(t));
+                known = true;
+              }
+            if (!known)
+              return fail("--arg-dtype: '" + d.str() + "' is not a dtype");
+          }
+        }
     }
     spec.user_name = g.name;
     spec.symbol = "__kiln_" + g.name;

@@ -312,15 +312,30 @@ RET_TYPES = {"tensor": "Tensor", "pair": "std::pair<Tensor, Tensor>",
 N_RETURNED = {"tensor": 1, "pair": 2, "tuple": 3, "void": 0}
 
 
-def param_decl(p):
-    return {"tensor": "const Tensor &", "tensor_ref": "Tensor &", "out": "Tensor &",
-            "double": "double ", "int": "int ", "bool": "bool "}[p.kind] + p.name
+def param_decl(p, pin=None):
+    attr = "[[kiln::dtype(%s)]] " % ", ".join('"%s"' % d for d in pin) if pin else ""
+    return attr + {"tensor": "const Tensor &", "tensor_ref": "Tensor &", "out": "Tensor &",
+                   "double": "double ", "int": "int ", "bool": "bool "}[p.kind] + p.name
+
+
+def pins(fn):
+    """[[kiln::dtype]] for each tensor parameter whose dtypes (in the two
+    input sets) differ from those of the first floating one (all of them
+    when none is floating), so that mixed dtypes compile: {name: dtypes}."""
+    tensors = [p for p in fn.params if p.kind in ("tensor", "tensor_ref")]
+    anchor = next((p for p in tensors if p.dtypes[0] in FLOATS and p.dtypes[1] in FLOATS), None)
+    out = {}
+    for p in tensors:
+        if p is not anchor and (anchor is None or p.dtypes != anchor.dtypes):
+            out[p.name] = sorted(set(p.dtypes), key=p.dtypes.index)
+    return out
 
 
 def render_function(fn, options="", ref=False):
     attr = "static" if ref else "[[kiln::compile%s]]" % ('("%s")' % options if options else "")
+    pinned = {} if ref else pins(fn)
     lines = ["%s %s %s%s(%s) {" % (attr, RET_TYPES[fn.ret], fn.name, "_ref" if ref else "",
-                                   ", ".join(param_decl(p) for p in fn.params))]
+                                   ", ".join(param_decl(p, pinned.get(p.name)) for p in fn.params))]
     render_stmts(fn.body, 1, fn, lines, ref)
     lines.append("}")
     return "\n".join(lines)

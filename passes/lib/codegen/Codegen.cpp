@@ -26,17 +26,77 @@ static llvm::SmallSet<NodeId, 4> condition_args(const ir::Graph &g) {
   return conds;
 }
 
-// The captured graph with every tensor argument given the variant's dtype,
-// then the whole pass pipeline.
+// The variants to compile: each dtype of Options::dtypes for the unpinned
+// tensor arguments (one, the first pin's, when every argument is pinned),
+// times each combination of the pinned arguments' dtypes.
+static std::vector<Variant> variant_keys(const FunctionSpec &spec,
+                                         const Options &opts) {
+  const ir::Graph &g = spec.graph;
+  auto conds = condition_args(g);
+  std::vector<std::pair<int, std::vector<DType>>> pins;
+  bool unpinned = false;
+  for (NodeId id : g.args()) {
+    const ir::Node &n = g.node(id);
+    if (n.op != Op::Input)
+      continue;
+    if (is_pinned(spec, n.arg_index))
+      pins.push_back({n.arg_index, spec.arg_dtypes[size_t(n.arg_index)]});
+    else
+      unpinned |= !conds.contains(id);
+  }
+  std::vector<Variant> keys;
+  const int dispatch = dispatch_index(spec);
+  for (DType dt : unpinned || pins.empty() ? opts.dtypes
+                                           : std::vector<DType>{DType::f32}) {
+    std::vector<std::vector<std::pair<int, DType>>> combos = {{}};
+    for (const auto &[arg, dts] : pins) {
+      std::vector<std::vector<std::pair<int, DType>>> next;
+      for (const auto &c : combos)
+        for (DType p : dts) {
+          next.push_back(c);
+          next.back().push_back({arg, p});
+        }
+      combos = std::move(next);
+    }
+    for (auto &c : combos) {
+      Variant v;
+      v.pinned = std::move(c);
+      v.dtype = dt;
+      std::string name, label, pinned;
+      if (unpinned || pins.empty())
+        name = label = dtype_name(dt);
+      for (auto [arg, p] : v.pinned) {
+        name += (name.empty() ? "" : "_") + std::string(dtype_name(p));
+        pinned += (pinned.empty() ? "" : ", ") + arg_name(g, arg) + ": " +
+                  dtype_name(p);
+        if (arg == dispatch)
+          v.dtype = p;
+      }
+      v.name = name;
+      v.label = label.empty() ? "(" + pinned + ")"
+                : pinned.empty() ? label
+                                 : label + " (" + pinned + ")";
+      keys.push_back(std::move(v));
+    }
+  }
+  return keys;
+}
+
+// The captured graph with every tensor argument given its dtype in
+// variant v, then the whole pass pipeline.
 static llvm::Expected<ir::Graph>
-specialise(const ir::Graph &captured, DType dt, const Options &opts,
+specialise(const ir::Graph &captured, const Variant &v, const Options &opts,
            std::vector<std::pair<std::string, std::string>> &dumps) {
   ir::Graph g = captured;
   auto conds = condition_args(g);
   for (auto [id, n] : llvm::enumerate(g.nodes))
-    if (n.op == Op::Input)
-      n.type = ir::Type::tensor(conds.contains(NodeId(id)) ? DType::b8 : dt,
-                                n.type.shape);
+    if (n.op == Op::Input) {
+      DType dt = conds.contains(NodeId(id)) ? DType::b8 : v.dtype;
+      for (auto [arg, p] : v.pinned)
+        if (arg == n.arg_index)
+          dt = p;
+      n.type = ir::Type::tensor(dt, n.type.shape);
+    }
   passes::PassOptions po;
   po.unsafe_math = opts.unsafe_math;
   int step = 0;
@@ -44,7 +104,7 @@ specialise(const ir::Graph &captured, DType dt, const Options &opts,
       g, po, [&](llvm::StringRef pass, const ir::Graph &after) {
         char prefix[8];
         snprintf(prefix, sizeof prefix, "%02d-", ++step);
-        dumps.emplace_back(std::string(dtype_name(dt)) + "/" + prefix +
+        dumps.emplace_back(v.name + "/" + prefix +
                                pass.str(),
                            ir::print(after));
       });
@@ -79,8 +139,8 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   std::vector<Variant> variants;
   std::string first_error;
   ir::Loc first_error_loc = spec.loc;
-  for (DType dt : opts.dtypes) {
-    auto g = specialise(spec.graph, dt, opts, fc.pass_dumps);
+  for (Variant &key : variant_keys(spec, opts)) {
+    auto g = specialise(spec.graph, key, opts, fc.pass_dumps);
     if (!g) {
       // A pass error knows the node it failed on; report it there.
       std::string msg;
@@ -94,7 +154,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
           },
           [&](const llvm::ErrorInfoBase &e) { msg = e.message(); });
       fc.remarks.push_back(
-          {at, std::string("no ") + dtype_name(dt) + " variant: " + msg});
+          {at, "no " + key.label + " variant: " + msg});
       if (first_error.empty()) {
         first_error = msg;
         first_error_loc = at;
@@ -123,7 +183,9 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
       return fc;
     }
     sched::plan_in_place(*g, spec.into, *plan);
-    variants.push_back({dt, std::move(*g), std::move(*plan)});
+    key.graph = std::move(*g);
+    key.plan = std::move(*plan);
+    variants.push_back(std::move(key));
   }
   if (variants.empty()) {
     fc.error = "cannot compile '" + spec.user_name + "': " +
@@ -136,7 +198,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   std::string last;
   for (const Variant &v : variants) {
     std::string d = sched::describe(v.graph, v.plan);
-    fc.plan += "[" + std::string(dtype_name(v.dtype)) + "] ";
+    fc.plan += "[" + v.label + "] ";
     fc.plan += d == last ? "same plan as above\n" : d;
     last = d;
   }
@@ -176,7 +238,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   };
   std::string dts;
   for (const Variant &v : variants)
-    dts += (dts.empty() ? "" : ", ") + std::string(dtype_name(v.dtype));
+    dts += (dts.empty() ? "" : ", ") + v.label;
   size_t nk = v0.plan.launched();
   // Which kernels are library calls: GEMMs, attention, concatenations.
   struct Library {
@@ -332,7 +394,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   for (const GuardInfo &gi : fc.guards) {
     std::string m = "guard: " + gi.check;
     for (auto [i, dt] : llvm::enumerate(gi.variants))
-      m += (i ? ", " : " (") + std::string(dtype_name(dt));
+      m += (i ? ", " : " (") + dt;
     if (!gi.variants.empty())
       m += gi.variants.size() == 1 ? " variant)" : " variants)";
     fc.remarks.push_back({spec.loc, std::move(m)});

@@ -22,8 +22,8 @@ std::vector<KernelInfo> kernel_infos(const FunctionSpec &spec,
     std::vector<std::string> names = ir::value_names(g);
     for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
       KernelInfo info;
-      info.name = kernel_name(spec.symbol, int(ki), v.dtype);
-      info.variant = v.dtype;
+      info.name = kernel_name(spec.symbol, int(ki), v.name);
+      info.variant = v.name;
       info.reduction = k.kind == sched::Kernel::Kind::Reduction;
       info.product = k.kind == sched::Kernel::Kind::Product;
       info.passes = info.reduction ? k.passes : 1;
@@ -66,9 +66,9 @@ std::vector<GuardInfo> guard_infos(const low::Program &p) {
                                       gi.message == g.message;
                              });
       if (it != guards.end())
-        it->variants.push_back(v.dtype);
+        it->variants.push_back(v.name);
       else
-        guards.push_back({g.check, g.message, {v.dtype}});
+        guards.push_back({g.check, g.message, {v.name}});
     }
   for (GuardInfo &gi : guards)
     if (gi.variants.size() == p.variants.size())
@@ -79,7 +79,7 @@ std::vector<GuardInfo> guard_infos(const low::Program &p) {
 std::vector<VariantGraph> variant_graphs(const std::vector<Variant> &variants) {
   std::vector<VariantGraph> out;
   for (const Variant &v : variants)
-    out.push_back({v.dtype, ir::print(v.graph),
+    out.push_back({v.name, ir::print(v.graph),
                    ir::to_dot(v.graph, v.plan.kernel_of_node, "kernel")});
   return out;
 }

@@ -24,7 +24,14 @@ namespace kiln::codegen {
 
 // One dtype specialisation of a function: its optimised graph and plan.
 struct Variant {
-  DType dtype;
+  DType dtype; // the dispatch argument's (dispatch_arg)
+  // Tensor arguments of a fixed dtype (FunctionSpec::arg_dtypes), by
+  // arg_index: the entry checks them to pick the variant.
+  std::vector<std::pair<int, DType>> pinned;
+  // The dtype of the unpinned tensor arguments, then each pinned one's:
+  // "bf16", "bf16_f32". Function and kernel names end with it.
+  std::string name;
+  std::string label; // for people: "bf16 (w: f32)"
   ir::Graph graph;
   sched::KernelPlan plan;
 };
@@ -46,7 +53,8 @@ std::string describe_node(const ir::Graph &g, const ir::Node &n);
 // Elements per 16-byte vector access for kernel k: 16 / the widest element.
 int vector_width(const ir::Graph &g, const sched::Kernel &k);
 // <symbol>_k<kernel>_<dtype>_<flavour> (no flavour: the kernel's prefix).
-std::string kernel_name(const std::string &symbol, int kernel, DType variant,
+std::string kernel_name(const std::string &symbol, int kernel,
+                        const std::string &variant,
                         const std::string &flavour = "");
 
 // ---- element statements ----
@@ -96,13 +104,17 @@ std::vector<low::Param> kernel_params(const ir::Graph &g,
                                       const std::string &restrict_kw);
 
 low::Kernel lower_pointwise_cuda(const ir::Graph &g, const sched::Kernel &k,
-                                 int ki, const std::string &symbol, DType dt);
+                                 int ki, const std::string &symbol,
+                                 const std::string &variant);
 low::Kernel lower_pointwise_cpu(const ir::Graph &g, const sched::Kernel &k,
-                                int ki, const std::string &symbol, DType dt);
+                                int ki, const std::string &symbol,
+                                 const std::string &variant);
 low::Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k,
-                                 int ki, const std::string &symbol, DType dt);
+                                 int ki, const std::string &symbol,
+                                 const std::string &variant);
 low::Kernel lower_reduction_cpu(const ir::Graph &g, const sched::Kernel &k,
-                                int ki, const std::string &symbol, DType dt);
+                                int ki, const std::string &symbol,
+                                 const std::string &variant);
 
 // Slots of 16 bytes per thread the rows kernel keeps in registers.
 int register_slots(const ir::Graph &g, const sched::Kernel &k);
@@ -128,12 +140,18 @@ std::string operand_name(const ir::Graph &g, ir::NodeId id);
 std::string input_names(const ir::Graph &g, const sched::Kernel &k);
 // operand_name of each, joined by ", ".
 std::string operand_names(const ir::Graph &g, llvm::ArrayRef<ir::NodeId> ids);
-// The argument whose dtype picks the variant: the first tensor argument
-// that has the variant's dtype (a `where` condition is b8 in every variant).
 // Whether tensor argument `arg` is used only as attention's mask (its dtype
 // may be b8 or the variant's: the runtime's kernel takes either).
 bool attention_mask_only(const ir::Graph &g, ir::NodeId arg);
-ir::NodeId dispatch_arg(const Variant &v);
+// Whether argument `arg_index` has dtypes of its own
+// (FunctionSpec::arg_dtypes).
+bool is_pinned(const FunctionSpec &spec, int arg_index);
+// The argument whose dtype picks the variant (its arg_index): the first
+// tensor argument that is neither pinned, nor a `where` condition (b8 in
+// every variant), nor only attention's mask; else the first pinned one.
+int dispatch_index(const FunctionSpec &spec);
+// Its node in variant v's graph.
+ir::NodeId dispatch_arg(const FunctionSpec &spec, const Variant &v);
 // The guard of a shape check (ir::ShapeCheck::raises).
 low::Guard shape_check_guard(const ir::ShapeCheck &c);
 

@@ -81,10 +81,10 @@ int vector_width(const ir::Graph &g, const sched::Kernel &k) {
   return 16 / widest;
 }
 
-std::string kernel_name(const std::string &symbol, int kernel, DType variant,
+std::string kernel_name(const std::string &symbol, int kernel,
+                        const std::string &variant,
                         const std::string &flavour) {
-  std::string n = symbol + "_k" + std::to_string(kernel) + "_" +
-                  dtype_name(variant);
+  std::string n = symbol + "_k" + std::to_string(kernel) + "_" + variant;
   return flavour.empty() ? n : n + "_" + flavour;
 }
 

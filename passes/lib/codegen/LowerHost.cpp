@@ -13,6 +13,7 @@
 
 #include <kiln/passes/text.h>
 
+#include <llvm/ADT/SmallSet.h>
 #include <llvm/ADT/STLExtras.h>
 
 #include <set>
@@ -65,10 +66,12 @@ struct Host {
   Stmts body;
 
   std::string kname(int ki, const std::string &flavour) const {
-    return kernel_name(spec.symbol, ki, v.dtype, flavour);
+    return kernel_name(spec.symbol, ki, v.name, flavour);
   }
   std::string ctx_name(int ki) const { return kname(ki, "") + "_ctx"; }
-  std::string prefix(int ki) const { return kernel_name(spec.symbol, ki, v.dtype); }
+  std::string prefix(int ki) const {
+    return kernel_name(spec.symbol, ki, v.name);
+  }
 
   // The shape of a kernel's input: an argument's, or the Dims the host
   // computed for the earlier kernel that writes it (before any launch).
@@ -321,7 +324,8 @@ struct Host {
   void dtype_guards(NodeId dispatch) {
     for (NodeId id : g.args()) {
       const ir::Node &n = g.node(id);
-      if (n.op != Op::Input || id == dispatch)
+      // Pinned arguments: the entry checked them to pick this variant.
+      if (n.op != Op::Input || id == dispatch || is_pinned(spec, n.arg_index))
         continue;
       std::string like = n.type.dtype == v.dtype
                              ? " like " + arg_name(g, g.node(dispatch).arg_index)
@@ -1092,11 +1096,35 @@ bool attention_mask_only(const ir::Graph &captured, int arg_index) {
   return used;
 }
 
-NodeId dispatch_arg(const ir::Graph &captured, const Variant &v) {
+bool is_pinned(const FunctionSpec &spec, int arg_index) {
+  return size_t(arg_index) < spec.arg_dtypes.size() &&
+         !spec.arg_dtypes[size_t(arg_index)].empty();
+}
+
+int dispatch_index(const FunctionSpec &spec) {
+  const ir::Graph &g = spec.graph;
+  llvm::SmallSet<NodeId, 4> conds;
+  for (const ir::Node &n : g.nodes)
+    if (n.op == Op::Where && g.node(n.operands[0]).op == Op::Input)
+      conds.insert(n.operands[0]);
+  for (NodeId id : g.args())
+    if (g.node(id).op == Op::Input && !conds.contains(id) &&
+        !is_pinned(spec, g.node(id).arg_index) &&
+        !attention_mask_only(g, g.node(id).arg_index))
+      return g.node(id).arg_index;
+  for (NodeId id : g.args())
+    if (g.node(id).op == Op::Input && !conds.contains(id))
+      return g.node(id).arg_index;
+  for (NodeId id : g.args())
+    if (g.node(id).op == Op::Input)
+      return g.node(id).arg_index;
+  return -1;
+}
+
+NodeId dispatch_arg(const FunctionSpec &spec, const Variant &v) {
+  const int want = dispatch_index(spec);
   for (NodeId id : v.graph.args())
-    if (v.graph.node(id).op == Op::Input &&
-        v.graph.node(id).type.dtype == v.dtype &&
-        !attention_mask_only(captured, v.graph.node(id).arg_index))
+    if (v.graph.node(id).op == Op::Input && v.graph.node(id).arg_index == want)
       return id;
   for (NodeId id : v.graph.args())
     if (v.graph.node(id).op == Op::Input)
@@ -1122,7 +1150,8 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
                            const Options &opts) {
   low::Variant lv;
   lv.dtype = v.dtype;
-  lv.function = spec.symbol + "_" + dtype_name(v.dtype);
+  lv.name = v.name;
+  lv.function = spec.symbol + "_" + v.name;
   const ir::Graph &g = v.graph;
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
     bool red = k.kind == sched::Kernel::Kind::Reduction;
@@ -1130,16 +1159,16 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
       continue; // a library call
     if (opts.cuda)
       lv.kernels.push_back(
-          red ? lower_reduction_cuda(g, k, int(ki), spec.symbol, v.dtype)
-              : lower_pointwise_cuda(g, k, int(ki), spec.symbol, v.dtype));
+          red ? lower_reduction_cuda(g, k, int(ki), spec.symbol, v.name)
+              : lower_pointwise_cuda(g, k, int(ki), spec.symbol, v.name));
   }
   for (auto [ki, k] : llvm::enumerate(v.plan.kernels)) {
     bool red = k.kind == sched::Kernel::Kind::Reduction;
     if (k.kind == sched::Kernel::Kind::Product)
       continue;
     lv.kernels.push_back(
-        red ? lower_reduction_cpu(g, k, int(ki), spec.symbol, v.dtype)
-            : lower_pointwise_cpu(g, k, int(ki), spec.symbol, v.dtype));
+        red ? lower_reduction_cpu(g, k, int(ki), spec.symbol, v.name)
+            : lower_pointwise_cpu(g, k, int(ki), spec.symbol, v.name));
   }
   auto kernel_of = [&](int ki, Target t) -> const Kernel * {
     for (const Kernel &k : lv.kernels)
@@ -1149,7 +1178,7 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   };
 
   Host h{spec, v, opts};
-  const NodeId dispatch = dispatch_arg(spec.graph, v);
+  const NodeId dispatch = dispatch_arg(spec, v);
   h.body.push_back(decl("constexpr const", "char *", "kFn",
                         str_lit(spec.user_name)));
   h.body.push_back(decl("const", "kiln::Device", "dev",
@@ -1274,7 +1303,7 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
 Stmts lower_entry(const FunctionSpec &spec,
                   const std::vector<Variant> &variants) {
   const ir::Graph &first = variants.front().graph;
-  const NodeId dispatch = dispatch_arg(spec.graph, variants.front());
+  const NodeId dispatch = dispatch_arg(spec, variants.front());
   const std::string dname = arg_name(first, first.node(dispatch).arg_index);
   Stmts b;
   b.push_back(decl("constexpr const", "char *", "kFn", str_lit(spec.user_name)));
@@ -1321,24 +1350,55 @@ Stmts lower_entry(const FunctionSpec &spec,
   for (size_t j = 0; j < spec.graph.outputs.size(); ++j)
     call_args.push_back(nm("out" + std::to_string(j)));
   std::string compiled;
+  for (const Variant &var : variants)
+    compiled += (compiled.empty() ? "" : ", ") + var.label;
+  // One case per dtype of the dispatch argument; within it, the variants
+  // of that dtype in order, each taken when its pinned arguments have its
+  // dtypes (the variant checks every other dtype itself).
   std::vector<std::pair<std::vector<Expr>, Stmts>> cases;
   for (const Variant &var : variants) {
-    cases.push_back({{dtype_expr(var.dtype)},
-                     {ret(call(spec.symbol + "_" + dtype_name(var.dtype),
-                               call_args))}});
-    compiled += (compiled.empty() ? "" : ", ") + std::string(dtype_name(var.dtype));
+    auto it = std::find_if(cases.begin(), cases.end(), [&](const auto &c) {
+      return c.first.front()->text == dtype_expr(var.dtype)->text;
+    });
+    if (it == cases.end()) {
+      cases.push_back({{dtype_expr(var.dtype)}, {}});
+      it = cases.end() - 1;
+    }
+    Stmt call_it = ret(call(spec.symbol + "_" + var.name, call_args));
+    Expr cond;
+    for (auto [arg_index, dt] : var.pinned) {
+      if (arg_index == first.node(dispatch).arg_index)
+        continue;
+      Expr c = method(arg(arg_index), "dtype") == dtype_expr(dt);
+      cond = cond ? cond && c : c;
+    }
+    it->second.push_back(cond ? if_then(cond, {call_it}) : call_it);
   }
-  cases.push_back(
-      {{Expr()},
-       {fail_if({},
-                "the dtype of " + dname + " is " +
-                    (variants.size() == 1 ? compiled + " (the variant compiled)"
-                                          : "one of " + compiled +
-                                                " (it picks the variant)"),
-                dname + " has a dtype this function was not compiled for "
-                        "(compiled for " +
-                    compiled + ")")}});
+  const bool pins = llvm::any_of(
+      variants, [](const Variant &v) { return !v.pinned.empty(); });
+  const std::string what = pins ? "the tensor arguments' dtypes are those of"
+                                : "the dtype of " + dname + " is";
+  Stmt failure = fail_if(
+      {},
+      what + " " +
+          (variants.size() == 1
+               ? compiled + " (the variant compiled)"
+               : "one of " + compiled + " (it picks the variant)"),
+      (pins ? "the tensor arguments have dtypes" : dname + " has a dtype") +
+          std::string(" this function was not compiled for (compiled for ") +
+          compiled + ")");
+  // A case whose last variant is conditional falls through to the failure
+  // after the switch.
+  bool falls = false;
+  for (auto &c : cases)
+    if (c.second.back().kind != Stmt::Return) {
+      c.second.push_back(brk());
+      falls = true;
+    }
+  cases.push_back({{Expr()}, {falls ? brk() : failure}});
   b.push_back(switch_on(method(arg_of(first, dispatch), "dtype"), std::move(cases)));
+  if (falls)
+    b.push_back(failure);
   return b;
 }
 

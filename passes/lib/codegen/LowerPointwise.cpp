@@ -26,9 +26,9 @@ using namespace low;
 namespace {
 
 std::string header(const ir::Graph &g, const sched::Kernel &k, int ki,
-                   DType dt, const std::string &what) {
+                   const std::string &dt, const std::string &what) {
   return "@" + g.name + ", kernel " + std::to_string(ki) + " (" +
-         std::to_string(k.nodes.size()) + " ops), " + dtype_name(dt) +
+         std::to_string(k.nodes.size()) + " ops), " + dt +
          " variant" + what;
 }
 
@@ -66,7 +66,7 @@ void vector_body(const ir::Graph &g, const sched::Kernel &k, Stmts &loop,
 }
 
 Function cuda_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
-                  const std::string &symbol, DType dt) {
+                  const std::string &symbol, const std::string &dt) {
   const int v = vector_width(g, k);
   Function f;
   f.flavour = "vec";
@@ -104,7 +104,8 @@ Function cuda_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
 }
 
 Function cuda_strided(const ir::Graph &g, const sched::Kernel &k, int ki,
-                      const std::string &symbol, DType dt, bool wide) {
+                      const std::string &symbol, const std::string &dt,
+                      bool wide) {
   const size_t nout = k.outputs.size(), nops = nout + k.inputs.size();
   const std::string index = wide ? "int64_t" : "uint32_t";
   Function f;
@@ -140,7 +141,7 @@ Function cuda_strided(const ir::Graph &g, const sched::Kernel &k, int ki,
 // a row, finds their offsets once and moves them in 16-byte vectors (an
 // operand broadcast along the row loads one element for all V).
 Function cuda_strided_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
-                          const std::string &symbol, DType dt) {
+                          const std::string &symbol, const std::string &dt) {
   const int v = vector_width(g, k);
   const size_t nout = k.outputs.size(), nops = nout + k.inputs.size();
   Function f;
@@ -193,7 +194,7 @@ Stmt unpack_ctx(const Kernel &kl) {
 } // namespace
 
 Kernel lower_pointwise_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
-                            const std::string &symbol, DType dt) {
+                            const std::string &symbol, const std::string &dt) {
   Kernel kl;
   kl.index = ki;
   kl.target = Target::Cuda;
@@ -206,7 +207,7 @@ Kernel lower_pointwise_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
 }
 
 Kernel lower_pointwise_cpu(const ir::Graph &g, const sched::Kernel &k, int ki,
-                           const std::string &symbol, DType dt) {
+                           const std::string &symbol, const std::string &dt) {
   const size_t nout = k.outputs.size(), nops = nout + k.inputs.size();
   Kernel kl;
   kl.index = ki;

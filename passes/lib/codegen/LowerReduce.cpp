@@ -20,13 +20,13 @@ int register_slots(const ir::Graph &g, const sched::Kernel &k) {
 
 int split_launches(const ir::Graph &g, const sched::Kernel &k) {
   std::string none;
-  return RedModel{g, k, 0, none, DType::f32}.last_launch() + 1;
+  return RedModel{g, k, 0, none, none}.last_launch() + 1;
 }
 
 std::vector<ScratchEntry> scratch_layout(const ir::Graph &g,
                                          const sched::Kernel &k) {
   std::string none;
-  RedModel red{g, k, 0, none, DType::f32};
+  RedModel red{g, k, 0, none, none};
   std::vector<ScratchEntry> layout;
   for (NodeId r : k.reductions)
     layout.push_back({r, red.acc_type(r)});

@@ -175,7 +175,7 @@ struct RedCpu : RedModel {
 } // namespace
 
 Kernel lower_reduction_cpu(const ir::Graph &g, const sched::Kernel &k, int ki,
-                           const std::string &symbol, DType dt) {
+                           const std::string &symbol, const std::string &dt) {
   RedCpu red{{g, k, ki, symbol, dt}};
   Kernel kl;
   kl.index = ki;
@@ -183,7 +183,7 @@ Kernel lower_reduction_cpu(const ir::Graph &g, const sched::Kernel &k, int ki,
   kl.reduction = true;
   kl.prefix = kernel_name(symbol, ki, dt);
   kl.header = "@" + g.name + ", kernel " + std::to_string(ki) +
-              " (reduction), " + dtype_name(dt) + " variant, CPU";
+              " (reduction), " + dt + " variant, CPU";
   kl.scratch = scratch_layout(g, k);
   kl.ctx = kernel_params(g, k, "");
   kl.ctx.push_back({"kiln::RowSpace", "sp"});

@@ -32,7 +32,7 @@ struct RedCuda : RedModel {
     return "@" + g.name + ", kernel " + std::to_string(ki) + " (reduction, " +
            std::to_string(k.nodes.size()) + " ops, " +
            std::to_string(k.passes) + " pass" + (k.passes == 1 ? "" : "es") +
-           "), " + dtype_name(variant) + " variant: " + what;
+           "), " + variant + " variant: " + what;
   }
 
   std::vector<Param> params(bool partials) const {
@@ -468,7 +468,7 @@ struct RedCuda : RedModel {
 } // namespace
 
 Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
-                            const std::string &symbol, DType dt) {
+                            const std::string &symbol, const std::string &dt) {
   RedCuda red{{g, k, ki, symbol, dt}};
   Kernel kl;
   kl.index = ki;

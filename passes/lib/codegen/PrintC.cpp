@@ -137,7 +137,8 @@ struct CPrinter {
             os << "\n";
         }
         if (body.size() == 1 && (body[0].kind == Stmt::Return ||
-                                 body[0].kind == Stmt::GuardCheck)) {
+                                 body[0].kind == Stmt::GuardCheck ||
+                                 body[0].kind == Stmt::Break)) {
           os << "\n";
           stmt(body[0], ind + "  ");
           continue;

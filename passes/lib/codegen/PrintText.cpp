@@ -207,7 +207,7 @@ std::string print_text(const Program &p) {
     os << "entry:\n";
   pr.stmts(p.entry, "  ");
   for (const Variant &v : p.variants) {
-    os << "variant " << dtype_name(v.dtype) << " (" << v.function << "):\n";
+    os << "variant " << v.name << " (" << v.function << "):\n";
     pr.stmts(v.body, "  ");
     for (const Kernel &k : v.kernels)
       pr.kernel(k);

@@ -36,7 +36,7 @@ struct RedModel {
   const sched::Kernel &k;
   int ki;
   const std::string &symbol;
-  DType variant;
+  const std::string &variant; // the variant's name
   size_t nout = k.outputs.size(), nin = k.inputs.size();
 
   // Names the kernels share.

@@ -8,6 +8,7 @@
 // RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/centred | FileCheck %s --check-prefix=CENTRED
 // RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/two_regions | FileCheck %s --check-prefix=REGIONS
 // RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/aliased | FileCheck %s --check-prefix=ALIASED
+// RUN: python3 %S/Inputs/guards_match_host.py %t.dir/guards-match-host.cpp/pinned | FileCheck %s --check-prefix=PINNED
 // RUN: FileCheck %s --check-prefix=ALIASED-HOST < %t.dir/guards-match-host.cpp/aliased/host.cpp
 // RUN: FileCheck %s --check-prefix=ALIASED-LOWERED < %t.dir/guards-match-host.cpp/aliased/lowered.txt
 // With CUDA on (kernels generated, nvcc not run under -fsyntax-only).
@@ -29,6 +30,13 @@ void log_tensor(const Tensor &);
 [[kiln::compile]] Tensor pointwise(const Tensor &c, const Tensor &x,
                                    const Tensor &y, double s) {
   return kiln::where(c, x * s, y);
+}
+
+// A parameter of its own dtypes: the entry picks the variant by both.
+// PINNED: pinned: {{[0-9]+}} guard messages match
+[[kiln::compile]] Tensor pinned(const Tensor &x,
+                                [[kiln::dtype("i64", "b8")]] const Tensor &m) {
+  return x * m + 1;
 }
 
 // One specialisation per definedness of the optional weight and bias.

@@ -85,7 +85,17 @@ template <class T> [[kiln::compile("fullgraph")]] Tensor broken(const Tensor &x,
 }
 Tensor use_broken(const Tensor &x) { return broken(x, 1); }
 
+// 23. [[kiln::dtype]]: an unknown dtype, no dtype, a number, on a
+// function, on a non-tensor parameter (a warning: it is ignored).
+[[kiln::compile]] Tensor pin_unknown(const Tensor &x, [[kiln::dtype("int")]] const Tensor &y) { return x + y; } // expected-error {{unknown dtype 'int' in kiln::dtype (expected f32, f16, bf16, f64, i32, i64 or b8)}}
+[[kiln::compile]] Tensor pin_none(const Tensor &x, [[kiln::dtype]] const Tensor &y) { return x + y; } // expected-error {{kiln::dtype takes the dtypes a tensor parameter is compiled for}}
+[[kiln::compile]] Tensor pin_number(const Tensor &x, [[kiln::dtype(64)]] const Tensor &y) { return x + y; } // expected-error {{kiln::dtype takes the dtypes a tensor parameter is compiled for}}
+[[kiln::dtype("f32")]] Tensor pin_function(const Tensor &x) { return x; } // expected-error {{'kiln::dtype' attribute only applies to parameters}}
+[[kiln::compile]] Tensor pin_scalar(const Tensor &x, [[kiln::dtype("i64")]] int64_t n) { return x * double(n); } // expected-warning {{kiln: [[kiln::dtype]] applies to a kiln::Tensor parameter; 'n' is not one, so it is ignored}}
+
 // Well-formed: no diagnostic.
+[[kiln::compile]] Tensor pinned(const Tensor &x, [[kiln::dtype("i64", "i32")]] const Tensor &ids) { return x + ids; }
+[[kiln::compile]] Tensor pinned_list(const Tensor &x, [[kiln::dtype("i64,b8")]] const Tensor &ids) { return x * ids; }
 [[kiln::compile("backend=kiln", "dtypes=f64")]] Tensor fine(const Tensor &x) { return kiln::sin(x); }
 [[kiln::compile("mode=reduce-overhead")]] Tensor graphed(const Tensor &x) { return kiln::sin(x); }
 [[kiln::compile("mode=default")]] Tensor default_mode(const Tensor &x) { return kiln::sin(x); }

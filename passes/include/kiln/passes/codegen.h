@@ -71,6 +71,11 @@ struct FunctionSpec {
   // directly (the copy is then of the tensor onto itself: nothing).
   static constexpr int kNotInto = -1, kInto = -2;
   std::vector<int> into;
+  // Per graph argument (empty, or shorter than args: none): the dtypes a
+  // tensor argument is compiled for whatever the others' dtype
+  // ([[kiln::dtype("i64")]] on its parameter). An argument with none takes
+  // each dtype of Options::dtypes; the variants are every combination.
+  std::vector<std::vector<DType>> arg_dtypes;
 };
 
 // `bool <symbol>_aliased(bool held0, ...)`: the host code's function that
@@ -97,7 +102,7 @@ struct KernelOp {
 struct KernelInfo {
   std::string name; // <symbol>_k<i>_<dtype>: the prefix of its CUDA kernels
                     // and CPU loops
-  DType variant = DType::f32;
+  std::string variant; // its variant's name ("f32", "bf16_f32")
   bool reduction = false;
   bool product = false; // a library GEMM and its epilogue (no generated code)
   std::vector<KernelOp> ops;       // in the order the kernel computes them
@@ -117,13 +122,13 @@ struct KernelInfo {
 struct GuardInfo {
   std::string check;   // what must hold, in words
   std::string message; // what a failure logs
-  // The dtype variants that make the check; empty: every call does.
-  std::vector<DType> variants;
+  // The variants (names) that make the check; empty: every call does.
+  std::vector<std::string> variants;
 };
 
 // The graph a dtype variant ended with, after every pass.
 struct VariantGraph {
-  DType dtype = DType::f32;
+  std::string variant; // its name ("f32", "bf16_f32")
   std::string kir;
   std::string dot; // Graphviz, one cluster per fused kernel
 };

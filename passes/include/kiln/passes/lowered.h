@@ -289,8 +289,9 @@ struct Kernel {
 
 // One dtype specialisation of the fast path.
 struct Variant {
-  DType dtype = DType::f32;
-  std::string function; // <symbol>_<dtype>
+  DType dtype = DType::f32; // the dispatch argument's
+  std::string name;     // "f32", "bf16_f32" (codegen's Variant::name)
+  std::string function; // <symbol>_<name>
   Stmts body;           // guards, shapes, allocations, launches, outputs
   std::vector<Kernel> kernels; // CUDA kernels first, then CPU loops
 };

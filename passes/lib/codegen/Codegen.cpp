@@ -26,11 +26,16 @@ static llvm::SmallSet<NodeId, 4> condition_args(const ir::Graph &g) {
   return conds;
 }
 
+static constexpr size_t kMaxVariants = 64;
+
 // The variants to compile: each dtype of Options::dtypes for the unpinned
 // tensor arguments (one, the first pin's, when every argument is pinned),
-// times each combination of the pinned arguments' dtypes.
+// times each combination of the pinned arguments' dtypes. None, and why in
+// `error`, past kMaxVariants.
+
 static std::vector<Variant> variant_keys(const FunctionSpec &spec,
-                                         const Options &opts) {
+                                         const Options &opts,
+                                         std::string &error) {
   const ir::Graph &g = spec.graph;
   auto conds = condition_args(g);
   std::vector<std::pair<int, std::vector<DType>>> pins;
@@ -43,6 +48,20 @@ static std::vector<Variant> variant_keys(const FunctionSpec &spec,
       pins.push_back({n.arg_index, spec.arg_dtypes[size_t(n.arg_index)]});
     else
       unpinned |= !conds.contains(id);
+  }
+  // Each variant is a set of kernels in the binary and a pipeline run at
+  // build time: past a limit, ask for narrower lists instead.
+  size_t count = unpinned || pins.empty() ? opts.dtypes.size() : 1;
+  std::string product = std::to_string(count);
+  for (const auto &p : pins) {
+    count *= p.second.size();
+    product += " x " + std::to_string(p.second.size());
+  }
+  if (count > kMaxVariants) {
+    error = std::to_string(count) + " dtype variants (" + product +
+            ") exceed Kiln's limit of " + std::to_string(kMaxVariants) +
+            ": narrow \"dtypes=\" or a [[kiln::dtype]] list";
+    return {};
   }
   std::vector<Variant> keys;
   const int dispatch = dispatch_index(spec);
@@ -139,7 +158,14 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   std::vector<Variant> variants;
   std::string first_error;
   ir::Loc first_error_loc = spec.loc;
-  for (Variant &key : variant_keys(spec, opts)) {
+  std::string too_many;
+  std::vector<Variant> keys = variant_keys(spec, opts, too_many);
+  if (!too_many.empty()) {
+    fc.error = "cannot compile '" + spec.user_name + "': " + too_many;
+    fc.error_loc = spec.loc;
+    return fc;
+  }
+  for (Variant &key : keys) {
     auto g = specialise(spec.graph, key, opts, fc.pass_dumps);
     if (!g) {
       // A pass error knows the node it failed on; report it there.

@@ -93,6 +93,11 @@ Tensor use_broken(const Tensor &x) { return broken(x, 1); }
 [[kiln::dtype("f32")]] Tensor pin_function(const Tensor &x) { return x; } // expected-error {{'kiln::dtype' attribute only applies to parameters}}
 [[kiln::compile]] Tensor pin_scalar(const Tensor &x, [[kiln::dtype("i64")]] int64_t n) { return x * double(n); } // expected-warning {{kiln: [[kiln::dtype]] applies to a kiln::Tensor parameter; 'n' is not one, so it is ignored}}
 
+// 24. Too many variants (4 dtypes x 7 x 7): a warning, and it runs eagerly.
+[[kiln::compile]] Tensor pin_many(const Tensor &x, // expected-warning {{kiln: cannot compile 'pin_many': 196 dtype variants (4 x 7 x 7) exceed Kiln's limit of 64: narrow "dtypes=" or a [[kiln::dtype]] list; 'pin_many' runs eagerly}}
+                                  [[kiln::dtype("f32", "f16", "bf16", "f64", "i32", "i64", "b8")]] const Tensor &a,
+                                  [[kiln::dtype("f32,f16,bf16,f64,i32,i64,b8")]] const Tensor &b) { return x + a * b; }
+
 // Well-formed: no diagnostic.
 [[kiln::compile]] Tensor pinned(const Tensor &x, [[kiln::dtype("i64", "i32")]] const Tensor &ids) { return x + ids; }
 [[kiln::compile]] Tensor pinned_list(const Tensor &x, [[kiln::dtype("i64,b8")]] const Tensor &ids) { return x * ids; }

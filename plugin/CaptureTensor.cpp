@@ -913,17 +913,16 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
   if (!rhs)
     return false;
   const std::string name = slots_[*id].slot.name();
-  // The result keeps the updated tensor's dtype: true when it and the
-  // operand are of the variant's (floating) dtype, or the operand is a
-  // number.
+  // The result keeps the updated tensor's dtype when it and the operand
+  // are of the variant's (floating) dtype, or the operand is a number.
+  // Otherwise it is converted to that dtype (to_into), where eager allows
+  // it; where eager raises, decompose fails the variant and such calls
+  // run the original body.
   DClass rc = st.dclass[*rhs];
-  if (st.dclass[cur->node] != DClass::Variant ||
-      !(rc == DClass::Variant ||
-        (rc == DClass::Scalar && st.b.graph().nodes[*rhs].type.dtype != DType::b8)))
-    return fail(oc->getOperatorLoc(),
-                what + " on '" + name +
-                    "', whose dtype may differ from the result's, is not "
-                    "supported yet");
+  const bool keeps =
+      st.dclass[cur->node] == DClass::Variant &&
+      (rc == DClass::Variant ||
+       (rc == DClass::Scalar && st.b.graph().nodes[*rhs].type.dtype != DType::b8));
   if (cur->contiguous)
     return fail(oc->getOperatorLoc(),
                 what + " on '" + name + "', a contiguous() of a tensor from "
@@ -940,6 +939,11 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
                 "to() of it or its source (to() returns its object when the "
                 "dtypes agree), is not supported yet");
   ir::NodeId m = add_op(*op, {cur->node, *rhs}, oc->getOperatorLoc());
+  if (!keeps) {
+    const DClass dc = st.dclass[cur->node];
+    m = add_op(ir::Op::CastInto, {m, cur->node}, oc->getOperatorLoc());
+    st.dclass[m] = dc;
+  }
   switch (storage.kind) {
   case Storage::Fresh: {
     // Every name of this storage sees the update.

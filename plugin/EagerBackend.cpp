@@ -175,12 +175,21 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       os << ";\n";
       continue;
     }
+    // An in-place op's result stored into the tensor it updates: where
+    // eager's op raises (kiln::can_cast), the original body runs (and
+    // raises).
+    if (n.op == Op::CastInto)
+      os << "  if (!kiln::can_cast(" << a(0) << ".dtype(), " << a(1)
+         << ".dtype()))\n    return kiln::rt::guard_failed(\""
+         << spec.user_name
+         << "\", \"an in-place update's result cannot be cast to the "
+            "updated tensor's dtype\");\n";
     os << "  kiln::Tensor " << v(id) << " = ";
     if (n.op == Op::Cast) {
       os << a(0) << ".to(kiln::DType::" << dtype_name(n.cast_to) << ");\n";
       continue;
     }
-    if (n.op == Op::CastLike) {
+    if (n.op == Op::CastLike || n.op == Op::CastInto) {
       os << a(0) << ".to(" << a(1) << ".dtype());\n";
       continue;
     }

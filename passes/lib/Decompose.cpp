@@ -206,12 +206,21 @@ llvm::Expected<Graph> decompose(const Graph &g, const PassOptions &) {
         checks.emplace(g, rw.graph().checks);
       checks->constraint(n);
     }
-    // Casts, now that types are known: to_like becomes a `to` of operand
-    // 1's dtype, and a cast to the dtype its operand has is that operand
-    // (as Tensor::to returns its object).
-    if (n.op == Op::Cast || n.op == Op::CastLike) {
+    // Casts, now that types are known: to_like and to_into become a `to`
+    // of operand 1's dtype, and a cast to the dtype its operand has is that
+    // operand (as Tensor::to returns its object). to_into where eager's
+    // in-place op raises fails the variant.
+    if (n.op == Op::Cast || n.op == Op::CastLike || n.op == Op::CastInto) {
       DType to = n.op == Op::Cast ? n.cast_to : g.node(n.operands[1]).type.dtype;
-      if (g.node(n.operands[0]).type.dtype == to)
+      DType from = g.node(n.operands[0]).type.dtype;
+      if (n.op == Op::CastInto && !can_cast(from, to))
+        return llvm::make_error<PassError>(
+            NodeId(&n - g.nodes.data()), n.loc, n.name,
+            std::string("an in-place update of a tensor of dtype ") +
+                dtype_name(to) + " by a result of dtype " + dtype_name(from) +
+                " raises in eager (the result cannot be cast to the "
+                "updated tensor's dtype)");
+      if (from == to)
         return s.x[0];
       Node attrs;
       attrs.cast_to = to;

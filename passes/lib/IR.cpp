@@ -44,6 +44,8 @@ const OpInfo kOpInfo[] = {
      CompositeForm::None, "", ""},
     {"to_like", "CastLike", 2, OpKind::Pointwise, TypeRule::CAST, CHEAP, NONE,
      "", CompositeForm::None, "", ""},
+    {"to_into", "CastInto", 2, OpKind::Pointwise, TypeRule::CAST, CHEAP, NONE,
+     "", CompositeForm::None, "", ""},
     {"reduce_size", "ReduceSize", 1, OpKind::Shape, TypeRule::None, 0, NONE,
      "", CompositeForm::None, "", ""},
     {"size", "Size", 1, OpKind::Shape, TypeRule::None, 0, NONE, "",

@@ -91,8 +91,8 @@ llvm::Expected<Type> infer_pointwise(const Graph &g, const Node &n, Fail fail,
   for (NodeId o : n.operands)
     operands.push_back(g.node(o).type);
   if (info.rule == TypeRule::CAST) {
-    // to / to_like: operand 0's shape in the target dtype (to_like's
-    // operand 1 gives only its dtype).
+    // to / to_like / to_into: operand 0's shape in the target dtype
+    // (operand 1 gives only its dtype).
     // A weak scalar converts to a weak scalar (ir::weak_cast_kind).
     if (operands[0].scalar) {
       if (std::optional<DType> kind = weak_cast_kind(n.cast_to);

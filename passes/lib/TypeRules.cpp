@@ -72,7 +72,7 @@ DType result_dtype(Op op, llvm::ArrayRef<Type> operands) {
     return DType::b8;
   case TypeRule::INDEX:
     return DType::i64;
-  case TypeRule::CAST: // to_like: operand 1's; to: its node's cast_to
+  case TypeRule::CAST: // to_like, to_into: operand 1's; to: its cast_to
     if (operands.size() == 2)
       return operands[1].dtype;
     llvm::report_fatal_error("kiln::ir::result_dtype: the dtype of 'to' is "

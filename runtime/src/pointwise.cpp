@@ -33,15 +33,6 @@ static_assert(sizeof(kOps) / sizeof(kOps[0]) == size_t(OpId::NumPointwise));
 
 using detail::fail;
 
-// PyTorch's canCast: no float -> integer/bool, no integer -> bool.
-bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to))
-    return false;
-  if (is_integral(from) && to == DType::b8)
-    return false;
-  return true;
-}
-
 std::string shapes_text(const Tensor *const *ts, int n) {
   std::string s;
   for (int i = 0; i < n; ++i) {

@@ -65,6 +65,18 @@ COMPILE Tensor int_update([[kiln::dtype("i32")]] const Tensor &x0) {
   return t;
 }
 
+// A mixed-precision optimizer step: an f32 master weight updated in place
+// by a 16-bit gradient (the result is f32, stored into p), and an integer
+// counter updated by a comparison.
+COMPILE void sgd_f32_master([[kiln::dtype("f32")]] Tensor &p,
+                            const Tensor &grad, double lr) {
+  p -= lr * grad;
+}
+COMPILE void count_positive([[kiln::dtype("i64")]] Tensor &count,
+                            const Tensor &x) {
+  count += x > 0;
+}
+
 inline Tensor int_input(kiln::Dims shape, kiln::DType dt, uint64_t seed,
                         kiln::Device dev) {
   kiln::manual_seed(seed);
@@ -101,6 +113,19 @@ inline int run_arg_dtypes(kiln::Device dev) {
     check("to_weight_dtype", kiln::f32,
           [&] { return V{to_weight_dtype(x, input({96}, kiln::f32, 2, dev))}; },
           1, 0, k(1));
+    // Updated in place: a fresh copy per run (one more launch, the clone).
+    Tensor p0 = input({96}, kiln::f32, 11, dev), g = input({96}, dt, 13, dev);
+    check("sgd_f32_master", kiln::f32, [&] {
+      Tensor p = p0.clone();
+      sgd_f32_master(p, g, 0.1);
+      return V{p};
+    }, 1, 0, k(2));
+    Tensor c0 = int_input({7, 96}, kiln::i64, 12, dev);
+    check("count_positive", kiln::i64, [&] {
+      Tensor c = c0.clone();
+      count_positive(c, x);
+      return V{c};
+    }, 1, 0, k(2));
     Tensor keep = (input({96}, kiln::f32, 5, dev) > 0).to(kiln::b8);
     check("masked", dt, [&] { return V{masked(x, keep)}; }, 1, 0, k(1));
     Tensor counts = int_input({7, 1}, kiln::i64, 6, dev);

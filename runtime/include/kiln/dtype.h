@@ -79,6 +79,15 @@ KILN_HD constexpr bool is_integral(DType t) {
   return t == DType::i32 || t == DType::i64;
 }
 
+// Whether an op's result of dtype `from` may be written into a tensor of
+// dtype `to` (an in-place op, an out= argument), as PyTorch's canCast: no
+// floating to integer or bool, no integer to bool.
+constexpr bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to))
+    return false;
+  return !(is_integral(from) && to == DType::b8);
+}
+
 // Category order used by promotion: bool < integer < floating.
 constexpr int dtype_category(DType t) {
   return t == DType::b8 ? 0 : is_integral(t) ? 1 : 2;

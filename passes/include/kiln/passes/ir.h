@@ -44,6 +44,11 @@ enum class Op : uint16_t {
   // is not read. decompose replaces it by a cast (or by operand 0 when the
   // dtypes agree) once types are known.
   CastLike,
+  // The result of an in-place op (operand 0) stored into the tensor it
+  // updates (operand 1, not read), as eager's `x op= y` does: converted to
+  // operand 1's dtype, which decompose checks it may be (kiln::can_cast;
+  // where eager raises, the variant is not compiled).
+  CastInto,
   // An i64 weak scalar known at run time: the number of elements of
   // operand 0 over `dims` (all dims when empty). Mean and var divide by it.
   ReduceSize,

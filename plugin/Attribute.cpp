@@ -7,6 +7,8 @@
 #include "Diag.h"
 #include "Options.h"
 
+#include <kiln/passes/ir.h>
+
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Attr.h>
 #include <clang/AST/DeclCXX.h>
@@ -172,10 +174,7 @@ struct DtypeAttrInfo : public KilnAttrInfo {
       llvm::SmallVector<llvm::StringRef, 4> names;
       lit->getString().split(names, ',');
       for (llvm::StringRef name : names) {
-        bool known = false;
-        for (int t = 0; t < kNumDTypes; ++t)
-          known |= name.trim() == dtype_name(DType(t));
-        if (!known) {
+        if (!ir::dtype_from_name(name.trim())) {
           diag.error(at, "unknown dtype '" + name.trim().str() +
                              "' in kiln::dtype (expected f32, f16, bf16, "
                              "f64, i32, i64 or b8)");

@@ -47,6 +47,9 @@ struct Slot {
     return var == o.var && fields == o.fields;
   }
   std::string name() const; // "x", "this->w", "p.w"
+  // The dtypes [[kiln::dtype]] gives it: a parameter's (not a member of
+  // one); empty: none.
+  std::vector<DType> pinned_dtypes() const;
 };
 
 struct RegionInput {

@@ -2,7 +2,6 @@
 // way code at the region's boundary can name them, and the region's
 // inputs (read before written) and writes.
 #include "CaptureImpl.h"
-#include "Options.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Decl.h>
@@ -177,13 +176,10 @@ std::optional<Value> Capturer::read(SlotId id, SourceLocation at) {
     // variant's: b8 only is Bool; else Int, a dtype the type rules of
     // in-place ops cannot assume.
     st.dclass[n] = DClass::Variant;
-    if (const auto *p = llvm::dyn_cast_or_null<ParmVarDecl>(info.slot.var);
-        p && info.slot.fields.empty())
-      if (std::vector<DType> pins = pinned_dtypes(p); !pins.empty())
-        st.dclass[n] =
-            llvm::all_of(pins, [](DType d) { return d == DType::b8; })
-                ? DClass::Bool
-                : DClass::Int;
+    if (std::vector<DType> pins = info.slot.pinned_dtypes(); !pins.empty())
+      st.dclass[n] = llvm::all_of(pins, [](DType d) { return d == DType::b8; })
+                         ? DClass::Bool
+                         : DClass::Int;
     v = Value::tensor(n, fresh_storage({Storage::Input, id}));
   } else if (std::optional<codegen::ArgKind> k = scalar_kind(info.type)) {
     QualType t = info.type.getCanonicalType();

@@ -1,6 +1,7 @@
 // The types the capture knows: kiln::Tensor, kiln::Operand, host scalars,
 // and values made of several tensors (std::pair, std::tuple, aggregates).
 #include "CaptureImpl.h"
+#include "Options.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/DeclCXX.h>
@@ -16,6 +17,11 @@ std::string Slot::name() const {
   for (auto [i, f] : llvm::enumerate(fields))
     s += (i == 0 && !var ? "->" : ".") + f->getNameAsString();
   return s;
+}
+
+std::vector<DType> Slot::pinned_dtypes() const {
+  const auto *p = llvm::dyn_cast_or_null<ParmVarDecl>(var);
+  return p && fields.empty() ? plugin::pinned_dtypes(p) : std::vector<DType>{};
 }
 
 ir::Loc to_ir_loc(const ASTContext &ctx, SourceLocation loc) {

@@ -105,9 +105,9 @@ std::string spec_from_json(const llvm::json::Value &v,
       s.arg_dtypes.emplace_back();
       if (const llvm::json::Array *n = names.getAsArray())
         for (const llvm::json::Value &d : *n)
-          for (int t = 0; t < kNumDTypes; ++t)
-            if (d.getAsString() == llvm::StringRef(dtype_name(DType(t))))
-              s.arg_dtypes.back().push_back(DType(t));
+          if (std::optional<DType> t =
+                  ir::dtype_from_name(d.getAsString().value_or("")))
+            s.arg_dtypes.back().push_back(*t);
     }
   if (const llvm::json::Array *a = o->getArray("into"))
     for (const llvm::json::Value &i : *a)
@@ -282,11 +282,8 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
       fs.graph = spec.graph;
       for (const RegionInput &in : spec.inputs) {
         fs.args.push_back(in.kind);
-        // [[kiln::dtype]] on the parameter it is (not on a member of it).
-        const auto *p = llvm::dyn_cast_or_null<ParmVarDecl>(in.slot.var);
-        fs.arg_dtypes.push_back(p && in.slot.fields.empty() &&
-                                        in.kind == codegen::ArgKind::Tensor
-                                    ? pinned_dtypes(p)
+        fs.arg_dtypes.push_back(in.kind == codegen::ArgKind::Tensor
+                                    ? in.slot.pinned_dtypes()
                                     : std::vector<DType>{});
       }
       fs.user_name = name;

@@ -1,5 +1,7 @@
 #include "Options.h"
 
+#include <kiln/passes/ir.h>
+
 #include <clang/AST/Attr.h>
 #include <clang/AST/Decl.h>
 #include <clang/Frontend/CompilerInstance.h>
@@ -69,13 +71,6 @@ void complete_plugin_args(const CompilerInstance &ci, PluginArgs &args) {
   }
 }
 
-static std::optional<DType> dtype_from_name(llvm::StringRef name) {
-  for (int i = 0; i < kNumDTypes; ++i)
-    if (name == dtype_name(DType(i)))
-      return DType(i);
-  return std::nullopt;
-}
-
 std::string parse_compile_option(llvm::StringRef option,
                                  CompileOptions &opts) {
   if (option == "fullgraph") {
@@ -108,7 +103,7 @@ std::string parse_compile_option(llvm::StringRef option,
     option.drop_front(7).split(names, ',');
     std::vector<DType> dtypes;
     for (llvm::StringRef name : names) {
-      std::optional<DType> dt = dtype_from_name(name.trim());
+      std::optional<DType> dt = ir::dtype_from_name(name.trim());
       if (!dt || !is_floating(*dt))
         return "unknown dtype '" + name.trim().str() +
                "' in kiln::compile option 'dtypes' (expected a list of f32, "
@@ -134,7 +129,7 @@ std::vector<DType> pinned_dtypes(const ParmVarDecl *p) {
     llvm::SmallVector<llvm::StringRef, 4> names;
     text.split(names, ',', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef n : names)
-      if (std::optional<DType> dt = dtype_from_name(n);
+      if (std::optional<DType> dt = ir::dtype_from_name(n);
           dt && std::find(out.begin(), out.end(), *dt) == out.end())
         out.push_back(*dt);
   }

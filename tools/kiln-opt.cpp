@@ -159,14 +159,10 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
   if (!dtypes.empty()) {
     opts.dtypes.clear();
     for (const std::string &d : dtypes) {
-      bool found = false;
-      for (DType c : {DType::f32, DType::f16, DType::bf16, DType::f64})
-        if (d == dtype_name(c)) {
-          opts.dtypes.push_back(c);
-          found = true;
-        }
-      if (!found)
+      std::optional<DType> c = ir::dtype_from_name(d);
+      if (!c || !is_floating(*c))
         return fail("--dtypes: '" + d + "' is not one of f32, f16, bf16, f64");
+      opts.dtypes.push_back(*c);
     }
   }
   std::vector<codegen::FunctionCode> fns;
@@ -188,14 +184,10 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
           llvm::SmallVector<llvm::StringRef, 4> names;
           list.split(names, '+');
           for (llvm::StringRef d : names) {
-            bool known = false;
-            for (int t = 0; t < kNumDTypes; ++t)
-              if (d == dtype_name(DType(t))) {
-                spec.arg_dtypes[size_t(g.node(a).arg_index)].push_back(DType(t));
-                known = true;
-              }
-            if (!known)
+            std::optional<DType> t = ir::dtype_from_name(d);
+            if (!t)
               return fail("--arg-dtype: '" + d.str() + "' is not a dtype");
+            spec.arg_dtypes[size_t(g.node(a).arg_index)].push_back(*t);
           }
         }
     }

@@ -89,6 +89,13 @@ std::optional<Op> op_from_name(llvm::StringRef name) {
   return std::nullopt;
 }
 
+std::optional<DType> dtype_from_name(llvm::StringRef name) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (name == dtype_name(static_cast<DType>(i)))
+      return static_cast<DType>(i);
+  return std::nullopt;
+}
+
 std::optional<Op> op_from_operator(llvm::StringRef spelling, int arity) {
   if (spelling.empty())
     return std::nullopt;

@@ -239,9 +239,7 @@ private:
   // The dtype a token names (f32, bf16, ...), if it names one.
   static std::optional<DType> dtype_token(const Token &t) {
     if (t.kind == Tok::Ident)
-      for (int i = 0; i < kNumDTypes; ++i)
-        if (t.text == dtype_name(static_cast<DType>(i)))
-          return static_cast<DType>(i);
+      return dtype_from_name(t.text);
     return std::nullopt;
   }
 

@@ -16,23 +16,12 @@ namespace kiln::codegen {
 using ir::NodeId;
 using ir::Op;
 
-// Tensor arguments used as a `where` condition are b8 in every variant:
-// the eager op would reject anything else.
-static llvm::SmallSet<NodeId, 4> condition_args(const ir::Graph &g) {
-  llvm::SmallSet<NodeId, 4> conds;
-  for (const ir::Node &n : g.nodes)
-    if (n.op == Op::Where && g.node(n.operands[0]).op == Op::Input)
-      conds.insert(n.operands[0]);
-  return conds;
-}
-
 static constexpr size_t kMaxVariants = 64;
 
 // The variants to compile: each dtype of Options::dtypes for the unpinned
 // tensor arguments (one, the first pin's, when every argument is pinned),
 // times each combination of the pinned arguments' dtypes. None, and why in
 // `error`, past kMaxVariants.
-
 static std::vector<Variant> variant_keys(const FunctionSpec &spec,
                                          const Options &opts,
                                          std::string &error) {
@@ -123,8 +112,7 @@ specialise(const ir::Graph &captured, const Variant &v, const Options &opts,
       g, po, [&](llvm::StringRef pass, const ir::Graph &after) {
         char prefix[8];
         snprintf(prefix, sizeof prefix, "%02d-", ++step);
-        dumps.emplace_back(v.name + "/" + prefix +
-                               pass.str(),
+        dumps.emplace_back(v.name + "/" + prefix + pass.str(),
                            ir::print(after));
       });
 }

@@ -15,6 +15,7 @@
 #include <kiln/passes/schedule.h>
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallSet.h>
 
 #include <functional>
 #include <set>
@@ -108,13 +109,13 @@ low::Kernel lower_pointwise_cuda(const ir::Graph &g, const sched::Kernel &k,
                                  const std::string &variant);
 low::Kernel lower_pointwise_cpu(const ir::Graph &g, const sched::Kernel &k,
                                 int ki, const std::string &symbol,
-                                 const std::string &variant);
+                                const std::string &variant);
 low::Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k,
                                  int ki, const std::string &symbol,
                                  const std::string &variant);
 low::Kernel lower_reduction_cpu(const ir::Graph &g, const sched::Kernel &k,
                                 int ki, const std::string &symbol,
-                                 const std::string &variant);
+                                const std::string &variant);
 
 // Slots of 16 bytes per thread the rows kernel keeps in registers.
 int register_slots(const ir::Graph &g, const sched::Kernel &k);
@@ -143,6 +144,9 @@ std::string operand_names(const ir::Graph &g, llvm::ArrayRef<ir::NodeId> ids);
 // Whether tensor argument `arg` is used only as attention's mask (its dtype
 // may be b8 or the variant's: the runtime's kernel takes either).
 bool attention_mask_only(const ir::Graph &g, ir::NodeId arg);
+// Tensor arguments used as a `where` condition: b8 in every variant (the
+// eager op would reject anything else).
+llvm::SmallSet<ir::NodeId, 4> condition_args(const ir::Graph &g);
 // Whether argument `arg_index` has dtypes of its own
 // (FunctionSpec::arg_dtypes).
 bool is_pinned(const FunctionSpec &spec, int arg_index);

@@ -13,7 +13,6 @@
 
 #include <kiln/passes/text.h>
 
-#include <llvm/ADT/SmallSet.h>
 #include <llvm/ADT/STLExtras.h>
 
 #include <set>
@@ -1101,12 +1100,17 @@ bool is_pinned(const FunctionSpec &spec, int arg_index) {
          !spec.arg_dtypes[size_t(arg_index)].empty();
 }
 
-int dispatch_index(const FunctionSpec &spec) {
-  const ir::Graph &g = spec.graph;
+llvm::SmallSet<NodeId, 4> condition_args(const ir::Graph &g) {
   llvm::SmallSet<NodeId, 4> conds;
   for (const ir::Node &n : g.nodes)
     if (n.op == Op::Where && g.node(n.operands[0]).op == Op::Input)
       conds.insert(n.operands[0]);
+  return conds;
+}
+
+int dispatch_index(const FunctionSpec &spec) {
+  const ir::Graph &g = spec.graph;
+  const llvm::SmallSet<NodeId, 4> conds = condition_args(g);
   for (NodeId id : g.args())
     if (g.node(id).op == Op::Input && !conds.contains(id) &&
         !is_pinned(spec, g.node(id).arg_index) &&

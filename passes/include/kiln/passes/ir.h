@@ -124,6 +124,8 @@ struct OpInfo {
 };
 const OpInfo &op_info(Op op);
 std::optional<Op> op_from_name(llvm::StringRef name);
+// The dtype `name` names ("f32", "bf16", "i64"), as dtype_name spells it.
+std::optional<DType> dtype_from_name(llvm::StringRef name);
 // The op the eager API's C++ operator `spelling` ("+", "==") stands for
 // when given `arity` operands ("-": sub with two, neg with one).
 std::optional<Op> op_from_operator(llvm::StringRef spelling, int arity);

@@ -24,3 +24,10 @@ void pch_log(const kiln::Tensor &);
   pch_log(y);
   return y + acc;
 }
+
+// A parameter of its own dtype: the PCH keeps [[kiln::dtype]] for the
+// fast paths generated again (else the i64 ids would fail the guard).
+[[kiln::compile]] inline kiln::Tensor
+pch_pinned(const kiln::Tensor &x, [[kiln::dtype("i64")]] const kiln::Tensor &ids) {
+  return x + ids;
+}

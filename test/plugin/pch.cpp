@@ -37,8 +37,9 @@ void pch_log(const kiln::Tensor &) { ++logged; }
 // CHECK-NEXT: acc: 1.0000 3.0000 5.0000
 // CHECK: aliased: 0.0000 9.0000 36.0000
 // CHECK: logged 3
-// COMPILED: compiled=7 fallback=1
-// FORCED: compiled=0 fallback=8
+// CHECK: pinned: 0.0000 2.0000 4.0000
+// COMPILED: compiled=8 fallback=1
+// FORCED: compiled=0 fallback=9
 int main() {
   kiln::Tensor x = kiln::arange(3);
   kiln_check::print("inline", pch_inline(x));
@@ -56,5 +57,6 @@ int main() {
   kiln_check::print("aliased", a * a);
   (void)r;
   std::printf("logged %d\n", logged);
+  kiln_check::print("pinned", pch_pinned(x, kiln::arange(3).to(kiln::i64)));
   kiln_check::print_stats();
 }

@@ -126,21 +126,26 @@ inline double round_to(double v, kiln::DType dt) {
 // The bound in ULPs. SLEEF documents its functions within 1.0 ULP; glibc
 // documents up to 2 for the scalar functions that remain (a loop's last
 // few elements, and the rows kiln/vecmath.def leaves scalar at a width),
-// so 2 is asserted and the largest error seen is printed. A bf16 result is
+// but its 2 is rounded from its own measure: glibc's tanh on doubles near
+// 0.24 is 2.01 to 2.10 ULPs from the exact value as counted here (the
+// eager kernels call it; 3 of 100 seeds drew such a value). So 3 is
+// asserted, and the largest error seen is printed. A bf16 result is
 // the f32 result rounded again (half an ULP more; the f32 error is a tiny
 // fraction of a bf16 ULP). The formulas add the rounding of their
 // arithmetic.
 inline double bound(const Row &r, kiln::DType dt) {
   if (r.fused)
     return 4.0;
-  return dt == kiln::bf16 ? 1.0 : 2.0;
+  return dt == kiln::bf16 ? 1.0 : 3.0;
 }
 
 // Checks every row in each dtype; returns the number of mismatches. One
 // line per row and dtype with the largest error seen.
 inline int run(const char *isa) {
+  // A fresh seed each run, printed; KILN_TEST_SEED replays one.
   std::random_device rd;
-  unsigned seed = rd();
+  const char *fixed = std::getenv("KILN_TEST_SEED");
+  unsigned seed = fixed ? unsigned(std::strtoul(fixed, nullptr, 10)) : rd();
   std::printf("%s: seed %u\n", isa, seed);
   std::mt19937 g(seed);
   const int64_t n = 4099; // vector body + scalar remainder at every width

@@ -131,11 +131,11 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
       // the host reads from the shape it computes before the launches.
       std::string why;
       if (!guardable(mc, why)) {
-        if (name != "size" || mc->getNumArgs() != 1)
+        if ((name != "size" || mc->getNumArgs() != 1) && name != "numel")
           return fail_value(mc->getExprLoc(),
                             "'" + name.str() + "()' of a tensor the region "
                             "computes or changes is not supported yet (its "
-                            "size(d) is)");
+                            "size(d) and numel() are)");
         return computed_size(mc);
       }
       ir::NodeId n = -1;
@@ -192,19 +192,24 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
   return v;
 }
 
-// t.size(d) of a tensor the region computes: a `size` node of t's graph
-// value; d is a compile-time constant (it names a dim of a known rank).
+// t.size(d) or t.numel() of a tensor the region computes: a `size` node
+// of t's graph value, with dims {d} (a compile-time constant: it names a
+// dim of a known rank) or none (the number of elements).
 std::optional<Value> Capturer::computed_size(const CXXMemberCallExpr *mc) {
-  std::optional<int64_t> d = constant_int(mc->getArg(0), "dim of size()");
-  if (!d)
-    return std::nullopt;
+  std::optional<int64_t> d;
+  if (mc->getNumArgs() == 1) {
+    d = constant_int(mc->getArg(0), "dim of size()");
+    if (!d)
+      return std::nullopt;
+  }
   std::optional<Value> t = tensor(mc->getImplicitObjectArgument());
   if (!t)
     return std::nullopt;
   Value v;
   v.kind = Value::Scalar;
   v.node = add_op(ir::Op::Size, {t->node}, mc->getExprLoc());
-  st.b.graph().nodes[v.node].dims = {*d};
+  if (d)
+    st.b.graph().nodes[v.node].dims = {*d};
   v.type = plain(mc->getType());
   return v;
 }

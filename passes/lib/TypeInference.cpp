@@ -187,8 +187,9 @@ llvm::Expected<Type> infer_reduction(const Graph &g, const Node &n, Fail fail,
   CompositeForm how = info.kind == OpKind::Composite ? info.form
                                                      : CompositeForm::REDUCE;
   const bool count = n.op == Op::ReduceSize || n.op == Op::Size;
-  if (n.op == Op::Size && n.dims.size() != 1)
-    return fail(op + " reads one dim's extent: its dims are one dim, not " +
+  if (n.op == Op::Size && n.dims.size() > 1)
+    return fail(op + " reads one dim's extent (or, with no dims, the number "
+                     "of elements): its dims are one dim, not " +
                 dims_text(n.dims));
   if (n.keepdim && (how != CompositeForm::REDUCE || count))
     return fail(op + " has no use for keepdim=true: " +

@@ -57,6 +57,12 @@ COMPILE Tensor mean_by_size(const Tensor &x) {
   Tensor s = kiln::sum(x, 0);
   return s / s.size(0) + double(s.size(-1) % 5);
 }
+// numel() of computed tensors: of a reduction's result and of a view.
+COMPILE Tensor mean_by_numel(const Tensor &x) {
+  Tensor s = kiln::sum(x, 0);
+  Tensor f = (x * 2.0).reshape({-1});
+  return s / s.numel() + double(s.numel() % 7) - double(f.numel()) * 1e-3;
+}
 COMPILE Tensor size_only(const Tensor &x) {
   Tensor r = kiln::amax(x, -1);
   return x * double(r.size(0));
@@ -117,6 +123,7 @@ inline int run_host_scalars(kiln::Device dev) {
     check("mean_by_size", dt, [&] { return V{mean_by_size(big)}; }, 1, 0,
           eager_backend ? 3 : -1);
     check("size_only", dt, [&] { return V{size_only(big)}; }, 1, 0, 2);
+    check("mean_by_numel", dt, [&] { return V{mean_by_numel(big)}; }, 1, 0, -1);
     Tensor wq = input({64, 24}, dt, 5, dev);
     for (int64_t nh : {2, 3, 8}) // GEMM, r * 2, softmax
       check("heads", dt, [&] { return V{heads(x, wq, nh)}; }, 1, 0,

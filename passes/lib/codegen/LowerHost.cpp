@@ -181,9 +181,12 @@ struct Host {
       if (n.op != Op::Size)
         compute_scalar(o);
     if (n.op == Op::Size)
-      body.push_back(decl("const", "int64_t", print(value_var(id)),
-                          call("kiln::gen::dim_size",
-                               {sizes_of(n.operands[0]), lit(n.dims[0])})));
+      body.push_back(decl(
+          "const", "int64_t", print(value_var(id)),
+          n.dims.empty()
+              ? call("kiln::gen::numel_of", {sizes_of(n.operands[0])})
+              : call("kiln::gen::dim_size",
+                     {sizes_of(n.operands[0]), lit(n.dims[0])})));
     else
       body.push_back(compute_node(g, id, values));
     values[id] = value_var(id);

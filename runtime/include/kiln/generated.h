@@ -47,6 +47,14 @@ inline bool view_layout(ViewKind kind, const Layout &in,
     return false;
   }
 }
+// The number of elements of a tensor of these sizes: the `size` host
+// scalar without dims (numel()).
+inline int64_t numel_of(const Dims &sizes) {
+  int64_t n = 1;
+  for (int d = 0; d < sizes.rank(); ++d)
+    n *= sizes[d];
+  return n;
+}
 // A tensor's extent along d (negative counts from the end): the `size`
 // host scalar; 0 where d is out of range (the op that reads it then fails
 // its own check, and the original body raises).

@@ -227,12 +227,12 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   return a * b + y;
 }
 
-// 26. Of a tensor the region computes, size(d) with a constant d is a
-// graph op; numel() and a run-time d are not yet.
+// 26. Of a tensor the region computes, size(d) with a constant d and
+// numel() are graph ops; dim() and a run-time d are not yet.
 [[kiln::compile]] Tensor computed_size(const Tensor &x, int64_t d) {
   Tensor s = kiln::sum(x, 0);
   Tensor t = s / s.size(0);
-  Tensor u = t / s.numel(); // expected-remark {{'numel()' of a tensor the region computes or changes is not supported yet (its size(d) is)}}
+  Tensor u = t / s.numel() + double(s.dim()); // expected-remark {{'dim()' of a tensor the region computes or changes is not supported yet (its size(d) and numel() are)}}
   Tensor v = u * s.size(d); // expected-remark {{the dim of size() must be a compile-time constant}}
   return v + 1;
 }

@@ -192,6 +192,9 @@ public:
   ASTContext &ctx() { return ctx_; }
   const FunctionDecl *function() const { return fd_; }
   bool nameable_at_entry(SlotId id) const;
+  // Whether v is state of the compiled lambda's closure that outlives the
+  // call: a by-copy capture (init-captures too) of a mutable lambda.
+  bool closure_state(const VarDecl *v) const;
   // The kiln::Tensor type, once a tensor was seen.
   QualType tensor_type() const { return tensor_type_; }
 

@@ -51,6 +51,16 @@ SlotId Capturer::intern(const Slot &s, QualType held) {
   return it->second;
 }
 
+bool Capturer::closure_state(const VarDecl *v) const {
+  const auto *md = dyn_cast<CXXMethodDecl>(fd_);
+  if (!v || !md || !md->getParent()->isLambda() || md->isConst())
+    return false;
+  for (const LambdaCapture &c : md->getParent()->captures())
+    if (c.capturesVariable() && c.getCapturedVar() == v)
+      return c.getCaptureKind() == LCK_ByCopy;
+  return false;
+}
+
 bool Capturer::nameable_at_entry(SlotId id) const {
   const SlotInfo &info = slots_[id];
   return info.of_function && !(info.slot.var && st.declared.count(info.slot.var));

@@ -497,6 +497,10 @@ bool Planner::finalize(const std::vector<State> &states,
     if (!info.of_function)
       return false;
     const VarDecl *root = info.slot.var;
+    // A mutable lambda's copy is the closure's: the next call reads what
+    // this one wrote (before, an update of it was dropped).
+    if (cap_.closure_state(root))
+      return true;
     if (root && st.declared.count(root))
       return info.slot.fields.empty() && hoisted.count(root) > 0;
     if (!root || info.may_alias || root->hasGlobalStorage())

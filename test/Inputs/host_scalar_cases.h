@@ -115,9 +115,12 @@ inline int run_host_scalars(kiln::Device dev) {
         check("conversions", dt, [&] { return V{conversions(x, t, n)}; }, 1, 0,
               k(3));
       }
+    // -2.5e10 * x is past f16's range: eager rounds each op to f16 (inf),
+    // the fused kernel only its result, as Inductor's (so not in f16).
     for (double t : {0.1, -2.5e10})
       for (int64_t n : {int64_t(7), (int64_t(1) << 32) + 5, -(int64_t(1) << 31) - 3})
-        check("narrowing", dt, [&] { return V{narrowing(x, t, n)}; }, 1, 0, k(6));
+        if (dt != kiln::DType::f16 || t > -1e5)
+          check("narrowing", dt, [&] { return V{narrowing(x, t, n)}; }, 1, 0, k(6));
     // Sizes of computed tensors: two kernels where one reads the other's
     // size (a column sum's launches differ by device: not counted).
     check("mean_by_size", dt, [&] { return V{mean_by_size(big)}; }, 1, 0,

@@ -56,19 +56,27 @@ std::optional<ir::Op> Capturer::host_math_op(const FunctionDecl *callee) {
 
 // A <cmath> function of runtime scalars: the op on weak scalars, computed
 // in double (integer arguments converted, as C++ does); std::abs of an
-// integer stays an integer. Of known values it folds.
+// integer stays an integer. Of floats, sqrt and abs only: computed in
+// double and rounded to float they are the float functions' results
+// (sqrt is correctly rounded, and double's 53 bits make the second rounding
+// innocuous; abs is exact), where exp or sin of a float computed in double
+// may differ from the float function in the last bit. Of known values it
+// folds.
 std::optional<Value> Capturer::host_math(const CallExpr *c,
                                          const FunctionDecl *callee,
                                          ir::Op op) {
   QualType rt = c->getType().getCanonicalType().getUnqualifiedType();
   bool is_double = rt->isSpecificBuiltinType(BuiltinType::Double);
+  bool is_float = rt->isSpecificBuiltinType(BuiltinType::Float) &&
+                  (op == ir::Op::Sqrt || op == ir::Op::Abs);
   bool is_int = op == ir::Op::Abs && rt->isSignedIntegerType();
-  if (!is_double && !is_int)
+  if (!is_double && !is_float && !is_int)
     return fail_value(c->getExprLoc(),
                       "call to " + quoted(callee) + " returning '" +
                           rt.getAsString(ctx_.getPrintingPolicy()) +
-                          "' is not supported yet (of doubles it is: the "
-                          "graph computes host scalars in double)");
+                          "' is not supported yet (of doubles it is, and "
+                          "sqrt and abs of floats: the graph computes host "
+                          "scalars in double)");
   if (int(c->getNumArgs()) != ir::op_info(op).arity)
     return fail_value(c->getExprLoc(),
                       "this form of " + quoted(callee) + " is not supported yet");
@@ -84,13 +92,15 @@ std::optional<Value> Capturer::host_math(const CallExpr *c,
     if (!n)
       return std::nullopt;
     // std::sqrt(int) and friends compute on the double of the argument.
-    if (is_double && scalar_dtype(a->getType()) != DType::f64)
+    if ((is_double || is_float) && scalar_dtype(a->getType()) != DType::f64)
       n = add_cast(*n, DType::f64, a->getExprLoc());
     ids.push_back(*n);
   }
   Value r;
   r.kind = Value::Scalar;
   r.node = add_op(op, ids, c->getExprLoc());
+  if (is_float)
+    r.node = add_cast(r.node, DType::f32, c->getExprLoc());
   r.type = rt;
   return r;
 }
@@ -98,19 +108,19 @@ std::optional<Value> Capturer::host_math(const CallExpr *c,
 // std::max(a, b) and std::min(a, b) of runtime scalars: `(a < b) ? b : a`
 // and `(b < a) ? b : a`, as the standard defines them (the first argument
 // wins ties and NaN comparisons), as a where of a comparison on weak
-// scalars. Doubles and signed integers only (float arithmetic rounds
-// differently); of known values it folds.
+// scalars. Doubles, floats (the comparison and the choice are exact) and
+// signed integers; of known values it folds.
 std::optional<Value> Capturer::host_minmax(const CallExpr *c,
                                            const FunctionDecl *callee,
                                            bool is_max) {
   QualType rt = c->getType().getNonReferenceType().getCanonicalType()
                     .getUnqualifiedType();
-  if (!exact_host_type(rt))
+  if (!exact_host_type(rt) && !rt->isSpecificBuiltinType(BuiltinType::Float))
     return fail_value(c->getExprLoc(),
                       "call to " + quoted(callee) + " of '" +
                           rt.getAsString(ctx_.getPrintingPolicy()) +
-                          "' is not supported yet (of doubles and signed "
-                          "integers it is)");
+                          "' is not supported yet (of doubles, floats and "
+                          "signed integers it is)");
   llvm::SmallVector<ir::NodeId, 2> ids;
   for (const Expr *a : c->arguments()) {
     std::optional<Value> v = scalar(a);

@@ -22,6 +22,12 @@ static QualType plain(QualType t) {
   return t.getNonReferenceType().getCanonicalType().getUnqualifiedType();
 }
 
+// A C++ `float` (the graph keeps it as a weak f64 scalar of a float value:
+// each operation on floats is rounded to float by a `to f32`).
+static bool is_float_type(QualType t) {
+  return plain(t)->isSpecificBuiltinType(BuiltinType::Float);
+}
+
 std::optional<Value> Capturer::scalar(const Expr *e) {
   if (e->containsErrors())
     return silent_fail();
@@ -299,9 +305,13 @@ static bool is_scalar_arith(ir::Op op) {
 
 // + - * / of runtime scalars, as graph ops on weak scalars (/ of integers
 // is trunc_div: C++ rounds toward zero). Only where the graph computes what
-// C++ does: the result is a double or a signed integer (float arithmetic
-// rounds differently, unsigned wraps), and promotion in the graph gives the
-// C++ result's kind.
+// C++ does: the result is a double, a float or a signed integer (unsigned
+// wraps), and promotion in the graph gives the C++ result's kind. A float
+// result is the op on its operands converted to float (an integer operand
+// rounds as C++ converts it), rounded to float: + - * / of two floats
+// computed in double and rounded once to float give C++'s float result
+// exactly (double has more than 2 x 24 + 2 bits, so the double rounding is
+// innocuous).
 std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
   const Expr *x = e->IgnoreParens();
   ir::Op op;
@@ -330,14 +340,15 @@ std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
   }
   QualType t = plain(x->getType());
   bool is_double = t->isSpecificBuiltinType(BuiltinType::Double);
-  if (!exact_host_type(t))
+  bool is_float = t->isSpecificBuiltinType(BuiltinType::Float);
+  if (!exact_host_type(t) && !is_float)
     return fail_value(x->getExprLoc(),
                       "arithmetic on runtime scalars of type '" +
                           t.getAsString(ctx_.getPrintingPolicy()) +
-                          "' is not supported yet (use double or a signed "
-                          "integer)");
+                          "' is not supported yet (use double, float or a "
+                          "signed integer)");
   // C++'s `/` on integers rounds toward zero: trunc_div's formula.
-  if (op == ir::Op::Div && !is_double)
+  if (op == ir::Op::Div && !is_double && !is_float)
     op = ir::Op::TruncDiv;
   llvm::SmallVector<ir::NodeId, 2> ids;
   int category = 0; // the kind the graph promotes to: b8 < i64 < f64
@@ -358,6 +369,8 @@ std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
     if (!id)
       return std::nullopt;
     category = std::max(category, dtype_category(scalar_dtype(inner->getType())));
+    if (is_float && !is_float_type(inner->getType()))
+      id = add_cast(*id, DType::f32, inner->getExprLoc());
     ids.push_back(*id);
   }
   if (category != dtype_category(want))
@@ -366,6 +379,8 @@ std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
   Value r;
   r.kind = Value::Scalar;
   r.node = add_op(op, ids, x->getExprLoc());
+  if (is_float)
+    r.node = add_cast(r.node, DType::f32, x->getExprLoc());
   r.type = t;
   return r;
 }
@@ -392,23 +407,33 @@ std::optional<Value> Capturer::scalar_assign(const Expr *e) {
                      QualType op_t) -> std::optional<Value> {
     op_t = plain(op_t);
     bool is_double = op_t->isSpecificBuiltinType(BuiltinType::Double);
+    bool is_float = op_t->isSpecificBuiltinType(BuiltinType::Float);
     bool is_signed_int = op_t->isSignedIntegerType() &&
                          ctx_.getTypeSize(op_t) >= 32;
-    if ((!is_double && !is_signed_int) ||
+    if ((!is_double && !is_float && !is_signed_int) ||
         scalar_dtype(op_t) != scalar_dtype(lhs_t))
       return fail_value(e->getExprLoc(),
                         "update of a runtime scalar of type '" +
                             lhs_t.getAsString(ctx_.getPrintingPolicy()) +
                             "' is not supported yet");
-    if (op == ir::Op::Div && !is_double) // C++'s: toward zero
+    if (op == ir::Op::Div && !is_double && !is_float) // C++'s: toward zero
       op = ir::Op::TruncDiv;
     std::optional<ir::NodeId> x = materialize(a, e->getExprLoc());
     std::optional<ir::NodeId> y = materialize(b, e->getExprLoc());
     if (!x || !y)
       return std::nullopt;
+    // In float (scalar_arith says why this is C++'s result): the operands
+    // converted to float first; the result of a double operation stored
+    // into a float variable rounds to float.
+    if (is_float && !is_float_type(a.type))
+      x = add_cast(*x, DType::f32, e->getExprLoc());
+    if (is_float && !is_float_type(b.type))
+      y = add_cast(*y, DType::f32, e->getExprLoc());
     Value v;
     v.kind = Value::Scalar;
     v.node = add_op(op, {*x, *y}, e->getExprLoc());
+    if (is_float_type(lhs_t))
+      v.node = add_cast(v.node, DType::f32, e->getExprLoc());
     v.type = lhs_t;
     return v;
   };

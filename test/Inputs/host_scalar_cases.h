@@ -50,6 +50,19 @@ COMPILE Tensor narrowing(const Tensor &x, double t, int64_t n) {
          double(j) * 1e-9 + f;
 }
 
+// float arithmetic: each step rounds to float, as C++ computes it. The
+// values are where double would differ: 2^24 + 1 is not a float, so with
+// t = 1 and n = 2^24 + 1, d and e are 0 in float and 1 in double.
+COMPILE Tensor float_steps(const Tensor &x, float t, int64_t n) {
+  float big = t * 16777216.0f;
+  float d = (big + 1.0f) - big;
+  float e = n * 1.0f - 16777216.0f;
+  float g = t / 3.0f;
+  g *= 3.0f;
+  float h = std::sqrt(t * 2.0f) + std::abs(-t) + std::max(t, 0.5f);
+  return x * g + d + e + double(h) * 1e-3;
+}
+
 // size(d) of tensors the function computes: the host reads it from the
 // shape it computed for the kernel writing the tensor (a reduction's, a
 // GEMM's, a view's); what reads the size runs in a later kernel.
@@ -115,6 +128,10 @@ inline int run_host_scalars(kiln::Device dev) {
         check("conversions", dt, [&] { return V{conversions(x, t, n)}; }, 1, 0,
               k(3));
       }
+    for (float t : {1.0f, 0.1f, 3.0f})
+      check("float_steps", dt,
+            [&] { return V{float_steps(x, t, (int64_t(1) << 24) + 1)}; }, 1, 0,
+            eager_backend ? -1 : 1);
     // -2.5e10 * x is past f16's range: eager rounds each op to f16 (inf),
     // the fused kernel only its result, as Inductor's (so not in f16).
     for (double t : {0.1, -2.5e10})

@@ -193,11 +193,13 @@ struct Base {
   return a * y;
 }
 
-// 22. <cmath> of a float: the graph computes host scalars in double, where
-// C++ rounds to float. (Of a double, or an int converted, it compiles.)
+// 22. <cmath> of a float other than sqrt and abs: the graph computes host
+// scalars in double, where the float function may round differently. (Of
+// a double, or an int converted, it compiles; so do float arithmetic and
+// std::sqrt of a float.)
 [[kiln::compile]] Tensor float_math(const Tensor &x, float f) {
-  Tensor y = kiln::exp(x);
-  Tensor z = y * std::sqrt(f); // expected-remark {{call to 'std::sqrt' returning 'float' is not supported yet (of doubles it is: the graph computes host scalars in double)}}
+  Tensor y = kiln::exp(x) * std::sqrt(f * 2.0f);
+  Tensor z = y * std::exp(f); // expected-remark {{call to 'std::exp' returning 'float' is not supported yet (of doubles it is, and sqrt and abs of floats: the graph computes host scalars in double)}}
   return z + 1;
 }
 

@@ -31,6 +31,7 @@ class ASTContext;
 class Expr;
 class FieldDecl;
 class FunctionDecl;
+class LambdaCapture;
 class Stmt;
 class VarDecl;
 } // namespace clang
@@ -180,5 +181,10 @@ ir::Loc to_ir_loc(const clang::ASTContext &ctx, clang::SourceLocation loc);
 
 // Is `t` (after references and sugar) the class kiln::Tensor?
 bool is_kiln_tensor(clang::QualType t);
+
+// How the lambda whose call operator `fd` is captures `v` (init-captures
+// too); null when fd is no lambda's call operator or v is not captured.
+const clang::LambdaCapture *lambda_capture(const clang::FunctionDecl *fd,
+                                           const clang::VarDecl *v);
 
 } // namespace kiln::plugin

@@ -67,7 +67,7 @@ std::optional<Value> Capturer::host_math(const CallExpr *c,
                                          ir::Op op) {
   QualType rt = c->getType().getCanonicalType().getUnqualifiedType();
   bool is_double = rt->isSpecificBuiltinType(BuiltinType::Double);
-  bool is_float = rt->isSpecificBuiltinType(BuiltinType::Float) &&
+  bool is_float = is_float_type(rt) &&
                   (op == ir::Op::Sqrt || op == ir::Op::Abs);
   bool is_int = op == ir::Op::Abs && rt->isSignedIntegerType();
   if (!is_double && !is_float && !is_int)
@@ -115,7 +115,7 @@ std::optional<Value> Capturer::host_minmax(const CallExpr *c,
                                            bool is_max) {
   QualType rt = c->getType().getNonReferenceType().getCanonicalType()
                     .getUnqualifiedType();
-  if (!exact_host_type(rt) && !rt->isSpecificBuiltinType(BuiltinType::Float))
+  if (!exact_host_type(rt) && !is_float_type(rt))
     return fail_value(c->getExprLoc(),
                       "call to " + quoted(callee) + " of '" +
                           rt.getAsString(ctx_.getPrintingPolicy()) +

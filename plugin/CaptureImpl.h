@@ -31,6 +31,10 @@ using SlotId = int;
 std::optional<codegen::ArgKind> scalar_kind(QualType t);
 // The weak-scalar dtype of a C++ arithmetic type, as kiln::Operand sees it.
 DType scalar_dtype(QualType t);
+// A C++ `float` (after references and qualifiers). The graph keeps it as a
+// weak f64 scalar of a float value: each operation on floats is rounded to
+// float by a `to f32`.
+bool is_float_type(QualType t);
 bool in_kiln_namespace(const Decl *d);
 // Ends the reason of a branch that cannot be a guard (so it is kept).
 inline constexpr llvm::StringLiteral kEagerIf =

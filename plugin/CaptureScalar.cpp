@@ -22,12 +22,6 @@ static QualType plain(QualType t) {
   return t.getNonReferenceType().getCanonicalType().getUnqualifiedType();
 }
 
-// A C++ `float` (the graph keeps it as a weak f64 scalar of a float value:
-// each operation on floats is rounded to float by a `to f32`).
-static bool is_float_type(QualType t) {
-  return plain(t)->isSpecificBuiltinType(BuiltinType::Float);
-}
-
 std::optional<Value> Capturer::scalar(const Expr *e) {
   if (e->containsErrors())
     return silent_fail();
@@ -253,7 +247,7 @@ std::optional<Value> Capturer::narrowed(const CastExpr *ce, DType want) {
 // float, i32 for a 32-bit int); a failure for other narrow types.
 std::optional<DType> Capturer::narrowing_dtype(QualType to, SourceLocation at) {
   QualType t = plain(to);
-  if (t->isSpecificBuiltinType(BuiltinType::Float))
+  if (is_float_type(t))
     return DType::f32;
   if (t->isSignedIntegerType() && ctx_.getIntWidth(t) == 32)
     return DType::i32;
@@ -340,7 +334,7 @@ std::optional<Value> Capturer::scalar_arith(const Expr *e, DType want) {
   }
   QualType t = plain(x->getType());
   bool is_double = t->isSpecificBuiltinType(BuiltinType::Double);
-  bool is_float = t->isSpecificBuiltinType(BuiltinType::Float);
+  bool is_float = is_float_type(t);
   if (!exact_host_type(t) && !is_float)
     return fail_value(x->getExprLoc(),
                       "arithmetic on runtime scalars of type '" +
@@ -407,7 +401,7 @@ std::optional<Value> Capturer::scalar_assign(const Expr *e) {
                      QualType op_t) -> std::optional<Value> {
     op_t = plain(op_t);
     bool is_double = op_t->isSpecificBuiltinType(BuiltinType::Double);
-    bool is_float = op_t->isSpecificBuiltinType(BuiltinType::Float);
+    bool is_float = is_float_type(op_t);
     bool is_signed_int = op_t->isSignedIntegerType() &&
                          ctx_.getTypeSize(op_t) >= 32;
     if ((!is_double && !is_float && !is_signed_int) ||

@@ -34,14 +34,11 @@ SlotId Capturer::intern(const Slot &s, QualType held) {
     info.may_alias = s.var->getType()->isReferenceType();
     // A compiled lambda reads its captures as the body names them: a copy
     // (the closure's own), or the outer variable (by reference).
-    if (const auto *md = dyn_cast<CXXMethodDecl>(fd_);
-        md && md->getParent()->isLambda() && owner != fd_)
-      for (const LambdaCapture &c : md->getParent()->captures())
-        if (c.capturesVariable() && c.getCapturedVar() == s.var) {
-          info.of_function = true;
-          info.may_alias = c.getCaptureKind() == LCK_ByRef ||
-                           s.var->getType()->isReferenceType();
-        }
+    if (const LambdaCapture *c = owner != fd_ ? lambda_capture(fd_, s.var) : nullptr) {
+      info.of_function = true;
+      info.may_alias = c->getCaptureKind() == LCK_ByRef ||
+                       s.var->getType()->isReferenceType();
+    }
   } else {
     // Rooted in `this`: the compiled function's object.
     info.of_function = true;
@@ -52,13 +49,9 @@ SlotId Capturer::intern(const Slot &s, QualType held) {
 }
 
 bool Capturer::closure_state(const VarDecl *v) const {
-  const auto *md = dyn_cast<CXXMethodDecl>(fd_);
-  if (!v || !md || !md->getParent()->isLambda() || md->isConst())
-    return false;
-  for (const LambdaCapture &c : md->getParent()->captures())
-    if (c.capturesVariable() && c.getCapturedVar() == v)
-      return c.getCaptureKind() == LCK_ByCopy;
-  return false;
+  const LambdaCapture *c = lambda_capture(fd_, v);
+  return c && c->getCaptureKind() == LCK_ByCopy &&
+         !cast<CXXMethodDecl>(fd_)->isConst();
 }
 
 bool Capturer::nameable_at_entry(SlotId id) const {

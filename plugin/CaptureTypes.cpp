@@ -4,6 +4,7 @@
 #include "Options.h"
 
 #include <clang/AST/ASTContext.h>
+#include <clang/AST/ASTLambda.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
 #include <clang/Basic/SourceManager.h>
@@ -22,6 +23,15 @@ std::string Slot::name() const {
 std::vector<DType> Slot::pinned_dtypes() const {
   const auto *p = llvm::dyn_cast_or_null<ParmVarDecl>(var);
   return p && fields.empty() ? plugin::pinned_dtypes(p) : std::vector<DType>{};
+}
+
+const LambdaCapture *lambda_capture(const FunctionDecl *fd, const VarDecl *v) {
+  if (!v || !isLambdaCallOperator(fd))
+    return nullptr;
+  for (const LambdaCapture &c : cast<CXXMethodDecl>(fd)->getParent()->captures())
+    if (c.capturesVariable() && c.getCapturedVar() == v)
+      return &c;
+  return nullptr;
 }
 
 ir::Loc to_ir_loc(const ASTContext &ctx, SourceLocation loc) {
@@ -84,6 +94,10 @@ DType scalar_dtype(QualType t) {
   default:
     return DType::i64;
   }
+}
+
+bool is_float_type(QualType t) {
+  return t.getNonReferenceType()->isSpecificBuiltinType(BuiltinType::Float);
 }
 
 static bool is_std_class(QualType t, llvm::StringRef name) {

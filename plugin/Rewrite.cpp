@@ -158,7 +158,7 @@ private:
   }
   DeclRefExpr *ref(const VarDecl *vd) {
     auto *v = const_cast<VarDecl *>(vd);
-    if (const LambdaCapture *c = lambda_capture(vd)) {
+    if (const LambdaCapture *c = lambda_capture(fd_, vd)) {
       // A compiled lambda's capture: Sema would look for a lambda scope,
       // gone by now. A copy is const unless the lambda is mutable.
       QualType t = v->getType().getNonReferenceType();
@@ -173,14 +173,6 @@ private:
     }
     return sema_.BuildDeclRefExpr(v, v->getType().getNonReferenceType(),
                                   VK_LValue, loc_);
-  }
-  const LambdaCapture *lambda_capture(const VarDecl *vd) const {
-    if (!isLambdaCallOperator(fd_)) // (init-captures belong to the operator)
-      return nullptr;
-    for (const LambdaCapture &c : cast<CXXMethodDecl>(fd_)->getParent()->captures())
-      if (c.capturesVariable() && c.getCapturedVar() == vd)
-        return &c;
-    return nullptr;
   }
   Expr *slot_expr(const Slot &s);
   Expr *assign(Expr *lhs, Expr *rhs, bool cleanups = false);

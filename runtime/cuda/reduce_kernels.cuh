@@ -319,6 +319,21 @@ __global__ void __launch_bounds__(kMaxBlock)
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Calls run.template operator()<N>() with N the elements of a line each of
+// `lanes` threads keeps in registers for program P: the fewest of 4, 8 and
+// Most that hold a line of R (1 for programs that keep none).
+template <class P, int Most, class Run>
+void with_items(int64_t R, int64_t lanes, Run &&run) {
+  if constexpr (!kCaches<P>)
+    run.template operator()<1>();
+  else if (R <= lanes * 4)
+    run.template operator()<4>();
+  else if (R <= lanes * 8)
+    run.template operator()<8>();
+  else
+    run.template operator()<Most>();
+}
+
 // The split reduction of launch_reduce: per pass, partials of `chunks`
 // chunks of every line, then their combination (two launches per pass).
 template <class P>
@@ -379,18 +394,10 @@ template <class P> void launch_reduce(const ReduceLaunch &l) {
     dim3 grid(unsigned(std::min<int64_t>(ceil_div(l.outer, per_block),
                                          int64_t(sms) * (2048 / kWarpBlock))));
     dim3 block(kWarpBlock);
-    auto run = [&]<int N>() {
+    with_items<P, kWarpItems>(l.R, 32, [&]<int N>() {
       warp_rows_kernel<P, N>
           <<<grid, block, 0, stream_of(l.device)>>>(p, in, l.out, l.outer, l.R);
-    };
-    if constexpr (!kCaches<P>)
-      run.template operator()<1>();
-    else if (l.R <= 32 * 4)
-      run.template operator()<4>();
-    else if (l.R <= 32 * 8)
-      run.template operator()<8>();
-    else
-      run.template operator()<kWarpItems>();
+    });
     after_launch(name, "warp-rows", l.dtype, n, grid, block, l.device);
     return;
   }
@@ -427,18 +434,10 @@ template <class P> void launch_reduce(const ReduceLaunch &l) {
   // floor on an H100 (ncu: 93 registers, one 512-thread block per
   // multiprocessor, 95 instructions per element, half of them the 8 slots
   // no thread of a 4096 line fills).
-  auto run = [&]<int N>() {
+  with_items<P, kItems>(l.R, by, [&]<int N>() {
     block_kernel<P, N><<<grid, block, smem, stream_of(l.device)>>>(
         p, in, l.out, l.outer, l.R, l.inner, tiles);
-  };
-  if constexpr (!kCaches<P>)
-    run.template operator()<1>();
-  else if (l.R <= int64_t(by) * 4)
-    run.template operator()<4>();
-  else if (l.R <= int64_t(by) * 8)
-    run.template operator()<8>();
-  else
-    run.template operator()<kItems>();
+  });
   after_launch(name, l.inner == 1 ? "block-rows" : "columns", l.dtype, n,
                grid, shown, l.device);
 }

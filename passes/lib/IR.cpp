@@ -17,7 +17,8 @@ namespace {
 using namespace op_traits; // the traits column's names
 
 // Indexed by Op: the three argument/constant ops, ops.def in order (as the
-// enum lists it), then to, to_like, reduce_size, matmul, linear, attention and cat.
+// enum lists it), then to, to_like, to_into, reduce_size, size, matmul, linear,
+// attention, cat and sum_sq_dev.
 #define NONE std::nullopt // the identity column's "no identity"
 const OpInfo kOpInfo[] = {
     {"input", "Input", 0, OpKind::Argument, TypeRule::None, 0, NONE, "",
@@ -58,6 +59,9 @@ const OpInfo kOpInfo[] = {
      "", CompositeForm::None, "q, k, v, mask, is_causal, scale", ""},
     {"cat", "Cat", -1, OpKind::Product, TypeRule::SAME, 0, NONE, "",
      CompositeForm::None, "", ""},
+    // SUM: a float result in the operand's dtype, 0 over an empty dim.
+    {"sum_sq_dev", "SumSqDev", 1, OpKind::Reduction, TypeRule::SUM, 0, NONE,
+     "", CompositeForm::None, "", ""},
 };
 #undef NONE
 static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kNumOps,

@@ -8,7 +8,7 @@
 namespace kiln::ir {
 
 // Number of ops: Cat is the last of enum Op.
-inline constexpr int kNumOps = static_cast<int>(Op::Cat) + 1;
+inline constexpr int kNumOps = static_cast<int>(Op::SumSqDev) + 1;
 
 // A builder for the rewritten form of `g`: same name, assumptions and
 // checks (which name only arguments and each other).

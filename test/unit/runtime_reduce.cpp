@@ -6,6 +6,10 @@
 // the same cases on the GPU.
 #include "runtime_reduce_reference.h"
 
+#include <kiln/scalar.h>
+
+#include <random>
+
 using namespace kiln;
 using namespace kt;
 
@@ -184,5 +188,54 @@ TEST_P(ReduceOps, LongFloatSumsStayAccurate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reduce, ReduceOps, KT_DEVICES);
+
+// sum_sq_dev's accumulator (the compiled var and layer norm), as the
+// kernels use it: elements strided over 256 threads, then merged by a
+// tree. Against the float64 sum of squared deviations of the same f32
+// values, over lengths and offsets (mean / deviation up to 10^4): within
+// 1e-6 everywhere, where f32's two passes in order lose up to 1e-2 (the
+// check that the bound can fail: a plain Welford without the shift lost
+// 1e-3 at offset 10^4 over 7 elements).
+TEST(MomentAcc, ShiftedWelfordMatchesFloat64) {
+  using scalar::MomentAcc;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0, 1);
+  double worst_two_pass = 0;
+  for (double offset : {0.0, 10.0, 1e4})
+    for (int n : {1, 2, 7, 64, 1000, 32000})
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (float &v : x)
+          v = float(offset + nd(rng));
+        long double m = 0, ref = 0;
+        for (float v : x)
+          m += v;
+        m /= n;
+        for (float v : x)
+          ref += (v - m) * (v - m);
+        constexpr int kThreads = 256;
+        std::vector<MomentAcc<float>> acc(kThreads,
+                                          scalar::init_sum_sq_dev<float>());
+        for (int i = 0; i < n; ++i)
+          acc[i % kThreads] = scalar::combine_sum_sq_dev(acc[i % kThreads], x[size_t(i)]);
+        for (int s = 1; s < kThreads; s *= 2)
+          for (int i = 0; i + s < kThreads; i += 2 * s)
+            acc[i] = scalar::combine_sum_sq_dev(acc[i], acc[i + s]);
+        ASSERT_EQ(acc[0].n, float(n));
+        const double tol = 1e-6 * double(ref) + 1e-30;
+        EXPECT_NEAR(acc[0].m2, double(ref), tol)
+            << "offset " << offset << ", " << n << " elements";
+        float s = 0, q = 0;
+        for (float v : x)
+          s += v;
+        const float mf = s / float(n);
+        for (float v : x)
+          q += (v - mf) * (v - mf);
+        if (ref > 0)
+          worst_two_pass = std::max(worst_two_pass,
+                                    std::fabs(double(q) - double(ref)) / double(ref));
+      }
+  EXPECT_GT(worst_two_pass, 1e-6) << "the bound must reject f32's two passes";
+}
 
 } // namespace

@@ -56,9 +56,19 @@ struct RedModel {
     return compute_type(indexed(r) ? g.node(n.operands[0]).type.dtype
                                    : n.type.dtype);
   }
+  // A reduction whose accumulator is a MomentAcc (sum_sq_dev).
+  bool moments(NodeId r) const { return ir::reduces_moments(g.node(r).op); }
   std::string acc_type(NodeId r) const {
-    return indexed(r) ? "kiln::scalar::ArgAcc<" + elem_type(r) + ">"
-                      : elem_type(r);
+    if (indexed(r))
+      return "kiln::scalar::ArgAcc<" + elem_type(r) + ">";
+    if (moments(r))
+      return "kiln::scalar::MomentAcc<" + elem_type(r) + ">";
+    return elem_type(r);
+  }
+  // The reduction's result in its complete accumulator.
+  Expr result(NodeId r) const {
+    return indexed(r) ? acc(r).field("index")
+                      : moments(r) ? acc(r).field("m2") : acc(r);
   }
   Expr init(NodeId r) const {
     return call("kiln::scalar::init_" + std::string(op_name(r)) + "<" +
@@ -320,7 +330,7 @@ struct RedModel {
     ValueMap values = row_values();
     for (NodeId r : reductions_in(pass))
       b.push_back(decl("const", value_type(g.node(r)), print(value_var(r)),
-                       indexed(r) ? acc(r).field("index") : acc(r),
+                       result(r),
                        describe_node(g, g.node(r))));
     for (NodeId id : k.nodes)
       if (k.role[id] == Role::Reduced && !ir::is_reduction(g.node(id).op) &&

@@ -80,6 +80,19 @@ shfl_xor(kiln::scalar::ArgAcc<A> v, int m) {
   return {shfl_xor(v.value, m), shfl_xor(v.index, m)};
 }
 
+template <class A>
+__device__ __forceinline__ kiln::scalar::MomentAcc<A>
+shfl_xor(kiln::scalar::MomentAcc<A> v, int m) {
+  return {shfl_xor(v.shift, m), shfl_xor(v.mean, m), shfl_xor(v.m2, m),
+          shfl_xor(v.n, m)};
+}
+// sum_sq_dev, a reduction of the compiler's, not of the op table.
+struct red_sum_sq_dev {
+  template <class A> __device__ static A combine(A a, A b) {
+    return kiln::scalar::combine_sum_sq_dev(a, b);
+  }
+};
+
 // Reduces v over the tpr threads of a row (a power of two; consecutive
 // threads, the group aligned to tpr): the lanes of a warp when tpr <= 32,
 // else the whole block (tpr == blockDim.x) through smem, which holds

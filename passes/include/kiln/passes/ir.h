@@ -72,6 +72,12 @@ enum class Op : uint16_t {
   // promoted dtype. Run by the runtime's op (a copy per tensor) after the
   // host checked the shapes (kiln::gen::cat_shape).
   Cat,
+  // A reduction the compiler makes (kiln::passes::welford), not an eager
+  // op: the sum over `dims` of (x - mean(x))^2, operand 0's squared
+  // deviations from its own mean over those dims, in one pass by Welford's
+  // update (kiln::scalar::MomentAcc). var's decomposition computes it in
+  // two passes: the mean, then the squares.
+  SumSqDev,
 };
 
 // Reduction: reduces operand 0 over `dims`. Composite: defined only by its
@@ -185,6 +191,9 @@ inline std::optional<double> identity_element(Op op) {
 inline bool reduces_to_index(Op op) {
   return is_reduction(op) && op_info(op).rule == TypeRule::INDEX;
 }
+// A reduction whose accumulator is a (mean, m2, count) triple and whose
+// result is the m2 (sum_sq_dev).
+inline bool reduces_moments(Op op) { return op == Op::SumSqDev; }
 // A reduction whose op-table identity is only a start value (amax, amin,
 // argmax: rule SAME or INDEX, kiln/ops.def): over an empty dimension eager
 // raises. Sum's identity (rule SUM) is its result there.

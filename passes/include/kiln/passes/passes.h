@@ -74,6 +74,10 @@ llvm::Expected<ir::Graph> simplify(const ir::Graph &g,
 // each piece is a pointwise value a kernel writes into the result.
 llvm::Expected<ir::Graph> sink_cat(const ir::Graph &g,
                                    const PassOptions &opts);
+// 8. sum((x - mean(x))^2) over all of x's dims, as var(x) decomposes,
+// becomes sum_sq_dev(x): one pass of Welford's update, beside the mean's
+// sum, instead of a second pass after it (a launch less when split).
+llvm::Expected<ir::Graph> welford(const ir::Graph &g, const PassOptions &opts);
 
 // --- Pipeline (Pipeline.cpp) ---
 

@@ -26,6 +26,7 @@ using kiln::Tensor;
 }
 [[kiln::compile]] Tensor mean_keep(const Tensor &x) { return kiln::mean(x, 1, true); }
 [[kiln::compile]] Tensor var_drop(const Tensor &x) { return kiln::var(x, -1, false, 1); }
+[[kiln::compile]] Tensor var_all(const Tensor &x) { return kiln::var(x); }
 [[kiln::compile]] Tensor lse_0(const Tensor &x) { return kiln::logsumexp(x, 0); }
 [[kiln::compile]] Tensor argmax_last(const Tensor &x) { return kiln::argmax(x, -1); }
 [[kiln::compile]] Tensor amin_all(const Tensor &x) { return kiln::amin(x); }
@@ -63,9 +64,15 @@ inline void run_all(kiln::Device dev) {
   struct Shape { int64_t rows, cols; };
   // On a GPU: many rows of 8192 f32 are 512 threads of 4 slots a row; of
   // 20000 (and of 8192 f64), the loop kernel's tiles, the last one partial.
-  const Shape shapes[] = {{1, 1},    {7, 1},     {5, 33},     {64, 1024},
-                          {3, 4096}, {2, 20000}, {1, 70000},  {300, 129},
-                          {300, 8192}, {300, 20000}};
+  // Many short rows (at least 2 per multiprocessor, at most 32 16-byte
+  // slots) are groups of fewer than 32 threads holding several rows at
+  // once: 8 and 16 columns (one or two threads a row), 24 (a group with an
+  // idle thread), 64 and 128; row counts that leave the last groups of a
+  // warp without a row.
+  const Shape shapes[] = {{1, 1},      {7, 1},      {5, 33},     {64, 1024},
+                          {3, 4096},   {2, 20000},  {1, 70000},  {300, 129},
+                          {300, 8192}, {300, 20000}, {1000, 8},  {777, 16},
+                          {2049, 24},  {999, 64},   {4001, 128}};
   for (kiln::DType dt : {kiln::f32, kiln::bf16, kiln::f16, kiln::f64}) {
     for (Shape s : shapes) {
       Tensor x = input({s.rows, s.cols}, dt, dev);
@@ -88,12 +95,27 @@ inline void run_all(kiln::Device dev) {
       }, x);
       check_ref(n("mean keepdim"), dt, mean_keep, x);
       check_ref(n("var"), dt, var_drop, x);
+      check_ref(n("var all"), dt, var_all, x);
       check_ref(n("logsumexp dim 0"), dt, lse_0, x);
       check_ref(n("amin all"), dt, amin_all, x);
       check_ref(n("sqrt(sum(x*x)) + 1"), dt, sum_sq_epilogue, x);
       if (dt == kiln::f32) // ties are possible in 16-bit types
         exec_compare::check(n("argmax"), dt, [&] { return argmax_last(x); });
     }
+  }
+  // Rows far from zero (mean 1000, deviation 1): var keeps f32's accuracy
+  // by rows (two passes) and over the whole tensor (one pass of Welford's
+  // update, on x less its first element; split over blocks on a GPU). (Not layer norm: there x - mean differs by the mean's rounding,
+  // 3e-5 at 1000, whichever order sums the row, eager's or the kernel's.)
+  for (Shape s : {Shape{64, 1024}, Shape{300, 20000}, Shape{2, 70000}}) {
+    Tensor x = input({s.rows, s.cols}, kiln::f32, dev) + 1000.0;
+    char name[96];
+    std::snprintf(name, sizeof name, "var, offset 1000, %lldx%lld",
+                  (long long)s.rows, (long long)s.cols);
+    check_ref(name, kiln::f32, var_drop, x);
+    std::snprintf(name, sizeof name, "var all, offset 1000, %lldx%lld",
+                  (long long)s.rows, (long long)s.cols);
+    check_ref(name, kiln::f32, var_all, x);
   }
   // A 3-d tensor reduced over its middle dim, and a transposed input.
   Tensor x3 = input({4, 50, 6}, kiln::f32, dev);

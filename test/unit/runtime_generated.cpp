@@ -355,12 +355,21 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
               switch (m) {
               case gen::RedMode::rows: {
                 ASSERT_TRUE(vec) << "the rows kernel reads 16-byte slots";
-                ASSERT_TRUE(sp.tpr >= 32 && sp.tpr <= 512 &&
+                ASSERT_TRUE(sp.tpr >= 1 && sp.tpr <= 512 &&
                             (sp.tpr & (sp.tpr - 1)) == 0);
                 ASSERT_EQ(block % unsigned(sp.tpr), 0u);
                 ASSERT_LE(sp.vpt, spt) << "more slots than registers";
                 ASSERT_GE(int64_t(sp.tpr) * sp.vpt, slots) << "row not covered";
                 ASSERT_LE(block, 512u);
+                // Groups smaller than a warp, or several rows a group, only
+                // for many rows of one slot a thread (the one-slot kernel
+                // holds up to kRowsPerGroup rows; groups of a warp's lanes).
+                ASSERT_TRUE(sp.rpg >= 1 && sp.rpg <= kRowsPerGroup);
+                if (sp.tpr < 32 || sp.rpg > 1) {
+                  ASSERT_EQ(sp.vpt, 1);
+                  ASSERT_GE(rows, 2 * sms);
+                  ASSERT_EQ(block, 256u);
+                }
                 break;
               }
               case gen::RedMode::loop:

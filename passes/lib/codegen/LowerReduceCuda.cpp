@@ -49,8 +49,8 @@ struct RedCuda : RedModel {
   // `constexpr int V`, the block reductions' shared memory.
   void kernel_prelude(Stmts &b) const {
     b.push_back(decl("constexpr", "int", "V", lit(vector_width(g, k))));
-    Stmt s = decl_array("double", "kiln_smem", "64",
-                        "block reductions: 32 x 16 B");
+    Stmt s = decl_array("double", "kiln_smem", "96",
+                        "block reductions: a value per warp, up to 16 x 32 B");
     s.qual = "__shared__";
     b.push_back(std::move(s));
   }
@@ -172,12 +172,22 @@ struct RedCuda : RedModel {
     b.push_back(decl("const", "int", "tpr", sp.field("tpr")));
     b.push_back(decl("const", "int", "lane", v("threadIdx.x") % tpr));
     b.push_back(decl("const", "int64_t", "groups", v("blockDim.x") / tpr));
-    const Expr groups = v("groups"), kk = v("k"), slots = v("SLOTS");
-    auto slot_loop = [&](Stmts body) {
+    const Expr groups = v("groups"), kk = v("k"), slots = v("SLOTS"),
+               q = v("q"), live = v("live"), rpg = sp.field("rpg"),
+               stride = v("stride");
+    // Many short rows: a group holds sp.rpg rows at once (up to RPG; the
+    // one-slot instance only, whose registers allow it), their loads all
+    // issued before any row's arithmetic, so that a thread has several
+    // rows' loads in flight instead of one (load, reduce, store, next row).
+    b.push_back(decl("constexpr", "int", "RPG",
+                     select(slots == lit(1), v("kiln::kRowsPerGroup"), lit(1)),
+                     "rows a group holds at once (sp.rpg of them)"));
+    auto slot_loop = [&](Stmts body, Expr guard = Expr()) {
       Stmts inner;
       inner.push_back(decl("const", "int", "e", (lane + kk * tpr) * V));
-      inner.push_back(if_then(v("FULL") || (kk < sp.field("vpt") && e < R),
-                              std::move(body)));
+      Expr in_row = v("FULL") || (kk < sp.field("vpt") && e < R);
+      inner.push_back(
+          if_then(guard ? guard && in_row : in_row, std::move(body)));
       return for_loop(decl("", "int", "k", lit(0)), kk < slots, pre_inc(kk),
                       std::move(inner), LoopHint::Unroll);
     };
@@ -190,25 +200,38 @@ struct RedCuda : RedModel {
     // 0.0724, layer norm 0.1384 -> 0.1384).
     for (auto [i, in] : llvm::enumerate(k.inputs))
       if (cached_input(i))
-        b.push_back(decl_array(vec_type(in), "c" + std::to_string(i), "SLOTS",
+        b.push_back(decl_array(vec_type(in), "c" + std::to_string(i),
+                               "RPG][SLOTS",
                                g.node(in).name.empty() ? "input"
                                                        : g.node(in).name));
-    Stmts rowb;
     const Expr o = v("o"), i = v("i"), inner = sp.field("inner");
-    rowb.push_back(decl("const", "int64_t", "o",
+    auto row_of = [&](Stmts &rb, bool all_bases) {
+      rb.push_back(decl("const", "int64_t", "row", v("row0") + q * stride));
+      rb.push_back(decl("const", "int64_t", "o",
                         select(inner == lit(1), row, row / inner)));
-    rowb.push_back(decl("const", "int64_t", "i", row - o * inner));
-    for (size_t op = 0; op < nout + nin; ++op)
-      rowb.push_back(decl("const", "int64_t", print(base(op)), row_base(op)));
-    prologue(rowb);
+      rb.push_back(decl("const", "int64_t", "i", row - o * inner));
+      for (size_t op = 0; op < nout + nin; ++op)
+        if (all_bases || (op >= nout && cached_input(op - nout)))
+          rb.push_back(decl("const", "int64_t", print(base(op)), row_base(op)));
+    };
+    // The loads of the rows' inputs kept in registers.
+    Stmts loadb;
+    row_of(loadb, false);
     for (size_t x = 0; x < nin; ++x) {
       if (!cached_input(x))
         continue;
-      rowb.push_back(slot_loop({assign(
-          numbered("c", x)[kk],
+      loadb.push_back(slot_loop({assign(
+          numbered("c", x)[q][kk],
           call("kiln::gen::vec_load<V>",
                {numbered("in", x) + base(in_op(x)) + e}))}));
     }
+    // Then each row's passes. A group whose row is past the end (`live`
+    // false) still takes part in its warp's shuffles: the loop and the
+    // reductions stay uniform over a warp when groups are smaller.
+    Stmts rowb;
+    row_of(rowb, true);
+    rowb.push_back(decl("const", "bool", "live", row < sp.field("rows")));
+    prologue(rowb);
     for (NodeId id : k.nodes)
       if (kept(id))
         rowb.push_back(decl_array(value_type(g.node(id)),
@@ -242,7 +265,7 @@ struct RedCuda : RedModel {
       element(
           each, p,
           [&](size_t x) {
-            return cached_input(x) ? numbered("c", x)[kk].field("v")[j]
+            return cached_input(x) ? numbered("c", x)[q][kk].field("v")[j]
                                    : numbered("x", x).field("v")[j];
           },
           [&](size_t out) { return numbered("y", out).field("v")[j]; }, e + j,
@@ -254,16 +277,31 @@ struct RedCuda : RedModel {
           slot.push_back(eval(call("kiln::gen::vec_store",
                                    {numbered("out", out) + base(out) + e,
                                     numbered("y", out)})));
-      rowb.push_back(slot_loop(std::move(slot)));
+      rowb.push_back(slot_loop(std::move(slot), live));
       row_reduce(rowb, p);
-      epilogue(rowb, p, reduced_store(lane == lit(0)));
+      epilogue(rowb, p, reduced_store(lane == lit(0) && live));
     }
+    Stmts iter;
+    iter.push_back(for_loop(decl("", "int", "q", lit(0)), q < v("RPG"),
+                            pre_inc(q),
+                            {if_then(q < rpg && v("row0") + q * stride <
+                                                    sp.field("rows"),
+                                     std::move(loadb))},
+                            LoopHint::Unroll));
+    iter.push_back(for_loop(decl("", "int", "q", lit(0)), q < v("RPG"),
+                            pre_inc(q), {if_then(q < rpg, std::move(rowb))},
+                            LoopHint::Unroll));
+    // row0 - (the group's place in its warp) is the warp's first row: the
+    // same in every lane of a warp.
+    b.push_back(decl("const", "int64_t", "stride",
+                     cast("int64_t", v("gridDim.x")) * groups));
+    b.push_back(decl("const", "int64_t", "sub",
+                     cast("int64_t", (v("threadIdx.x") % lit(32)) / tpr)));
     b.push_back(for_loop(
-        decl("", "int64_t", "row",
+        decl("", "int64_t", "row0",
              cast("int64_t", v("blockIdx.x")) * groups + v("threadIdx.x") / tpr),
-        row < sp.field("rows"),
-        binary("+=", row, cast("int64_t", v("gridDim.x")) * groups),
-        std::move(rowb)));
+        v("row0") - v("sub") < sp.field("rows"),
+        binary("+=", v("row0"), stride * rpg), std::move(iter)));
     return f;
   }
 

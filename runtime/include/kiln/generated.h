@@ -342,7 +342,29 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
   // 4096x8192 f32 on an H100 (2048 slots a row: 512 x 4 here, the loop
   // kernel before): softmax 0.137 -> 0.095 ms, layer norm 0.123 -> 0.095
   // (bench/results/2026-11-27-h100-loop-tiles.md).
+  sp.rpg = 1;
   if (sp.vec && slots <= 512 * int64_t(slots_per_thread)) {
+    // Many rows of at most 32 slots (128 f32, 256 bf16 columns): a group of
+    // as many threads as the row has slots (a power of two; 8 groups of 4
+    // threads in a warp for 16 f32 columns), a slot each, holding
+    // kRowsPerGroup rows at once, their loads issued before any row's
+    // reduction. A group taking one row after another (load, reduce, store)
+    // had one row's loads in flight per thread: at 16 columns 5-11x
+    // torch.compile's time, whose Triton kernels hold many rows per program
+    // (bench/results/2026-11-27-h100-row-sweep.md).
+    if (sp.rows >= 2 * sms && slots <= 32) {
+      int64_t t = 1;
+      while (t < slots)
+        t *= 2;
+      sp.tpr = int(t);
+      sp.vpt = 1;
+      sp.rpg = kRowsPerGroup;
+      block = 256;
+      const int64_t per_block = (block / t) * sp.rpg;
+      grid = unsigned(std::max<int64_t>(
+          1, std::min((sp.rows + per_block - 1) / per_block, sms * 64)));
+      return RedMode::rows;
+    }
     // Threads per row: enough for KILN_ROWS_SLOTS slots each (more slots
     // per thread: more bytes in flight per thread, more registers) and at
     // most 16 elements each where a group of 512 holds the row that way,

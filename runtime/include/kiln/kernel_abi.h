@@ -53,7 +53,11 @@ struct RowSpace {
   int splits = 1;    // split mode: blocks (CPU: work items) per row
   int64_t chunk = 0; // split mode: elements of a row per split (slot multiple)
   int pass = 0;      // split mode: the pass this launch runs
+  int rpg = 1;       // register mode: rows a thread group holds at once
 };
+// The most rows a group of the one-slot rows kernel holds at once (sp.rpg;
+// many short rows: kiln::gen::plan_cuda).
+inline constexpr int kRowsPerGroup = 4;
 
 // Element strides of N operands along outer, R and inner (0: broadcast).
 // When some operand's offsets along the outer dims do not follow one

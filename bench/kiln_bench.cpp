@@ -142,15 +142,15 @@ void run_small(const Options &o, const char *name, const char *shape,
   std::fflush(stdout);
 }
 
-// Row ops over the shapes people run (issue 14): rows of 128 to 32000 (a
-// vocabulary) columns, a few rows (256: the GPU is not full) and many
-// (2^25 elements). bench/torch_bench.py --sweep runs the same.
+// Row ops over the shapes people run (issue 14): rows of 16 (an MoE
+// router's experts) to 32000 (a vocabulary) columns, a few rows (256: the
+// GPU is not full) and many (2^25 elements). bench/torch_bench.py --sweep runs the same.
 void sweep(const Options &o) {
   const kiln::Device d = o.dev;
   std::printf("{\"bandwidth\": %.6g, \"device\": \"%s\"}\n",
               kiln::copy_bandwidth(d, o.quick ? (1 << 22) : (size_t(1) << 30)),
               d.str().c_str());
-  for (int64_t cols : {128, 768, 1024, 4096, 8192, 32000})
+  for (int64_t cols : {16, 32, 64, 128, 768, 1024, 4096, 8192, 32000})
     for (int64_t rows : {int64_t(256), (int64_t(1) << (o.quick ? 16 : 25)) / cols}) {
       const double e = double(rows) * double(cols);
       Tensor x = kiln::randn({rows, cols}, kiln::f32, d);
@@ -234,6 +234,7 @@ int main(int argc, char **argv) {
   // of any algorithm; 8 B/element would need all of x on chip.
   run(o, {"where(sum(x)>t,2x,x)", s1, 8 * fn, 12 * fn, 1e-6,
           [&] { return where_sum(xs, 0.0); }});
+  run(o, {"var(x)", s1, 4 * fn, 0, 1e-5, [&] { return var_all(x); }});
 
   {
     // State updated in place; the step number makes the bias corrections

@@ -49,6 +49,10 @@ def where_sum(x, t: float):
     return torch.where(x.sum() > t, x * 2, x)
 
 
+def var_all(x):
+    return torch.var(x)
+
+
 def softmax_rows(x):
     return torch.softmax(x, -1)
 
@@ -323,10 +327,10 @@ def small_model(x, g, b, w1, w2):
 
 
 def sweep(dev, reps):
-    """bench/kiln_bench.cpp's sweep(): rows of 128 to 32000 columns, 256
+    """bench/kiln_bench.cpp's sweep(): rows of 16 to 32000 columns, 256
     rows and 2^25 elements. Each shape is a fresh torch.compile (run()
     resets Dynamo), so no shape gets a dynamic-shape kernel."""
-    for cols in (128, 768, 1024, 4096, 8192, 32000):
+    for cols in (16, 32, 64, 128, 768, 1024, 4096, 8192, 32000):
         for rows in (256, (1 << 25) // cols):
             x = torch.randn(rows, cols, device=dev)
             w, b = torch.randn(cols, device=dev), torch.randn(cols, device=dev)
@@ -373,6 +377,7 @@ def main():
     run("tanh-GELU", gelu_tanh, (x,), reps)
     run("3x: x=sin x+cos x", sin_cos_loop, (x,), reps)
     run("where(sum(x)>t,2x,x)", where_sum, (x, 0.0), reps)
+    run("var(x)", var_all, (x,), reps)
     p0, m0 = torch.randn(n, device=dev), torch.randn(n, device=dev) * 0.1
     v0, g = torch.randn(n, device=dev).abs() * 0.01, torch.randn(n, device=dev)
     state = (p0.clone(), m0.clone(), v0.clone())

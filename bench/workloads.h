@@ -37,6 +37,10 @@ using kiln::Tensor;
   return kiln::where(kiln::sum(x) > t, x * 2, x);
 }
 
+// A whole tensor's variance: one pass of Welford's update (the welford
+// pass), split over blocks.
+[[kiln::compile]] Tensor var_all(const Tensor &x) { return kiln::var(x); }
+
 [[kiln::compile]] Tensor softmax_rows(const Tensor &x) {
   return kiln::softmax(x, -1);
 }

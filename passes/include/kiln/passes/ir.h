@@ -191,8 +191,8 @@ inline std::optional<double> identity_element(Op op) {
 inline bool reduces_to_index(Op op) {
   return is_reduction(op) && op_info(op).rule == TypeRule::INDEX;
 }
-// A reduction whose accumulator is a (mean, m2, count) triple and whose
-// result is the m2 (sum_sq_dev).
+// A reduction whose accumulator is a kiln::scalar::MomentAcc (shift, mean,
+// m2, count) and whose result is the m2 (sum_sq_dev).
 inline bool reduces_moments(Op op) { return op == Op::SumSqDev; }
 // A reduction whose op-table identity is only a start value (amax, amin,
 // argmax: rule SAME or INDEX, kiln/ops.def): over an empty dimension eager

@@ -21,9 +21,10 @@ namespace {
 constexpr int kTiles = 4;
 // Partials a combine thread loads before it combines any.
 constexpr int kCombine = 8;
-// How a slot's elements are read and written: decided at run time by
-// sp.vec, or known to be 16-byte vectors, or known to be element by element.
-enum class Access { Either, Vector, Scalar };
+// How a slot's elements are read and written: a 16-byte vector of V
+// neighbours (rows that are contiguous, aligned and a multiple of V long:
+// sp.vec), or element by element (any other layout).
+enum class Access { Vector, Scalar };
 
 struct RedCuda : RedModel {
   // ---- CUDA ----
@@ -55,21 +56,31 @@ struct RedCuda : RedModel {
     b.push_back(std::move(s));
   }
 
+  // Element j of the slot at e. A vector slot is V neighbours, e .. e+V-1.
+  // Element by element, a warp's 32 x V elements of a tile are V runs of 32
+  // neighbours, lane l's slot being its column: e = the warp's first
+  // element + l % 32, element j at e + 32 j. So each load or store of a
+  // warp reads 32 neighbours; with V neighbours per thread (as a vector),
+  // one warp access touched 32 elements 16 bytes apart, up to 16 sectors
+  // for 64 or 128 bytes. A run of tpr (lane-major over the tile) measured
+  // as good for 16-bit types but computed the index with a run-time
+  // multiply: f32 slower than before. See
+  // bench/results/2026-11-28-h100-loop.md (rows of 50257 columns: no
+  // 16-byte alignment, so this loop).
+  Expr elem(Access a, Expr jj) const {
+    return a == Access::Vector ? e + jj : e + jj * lit(32);
+  }
+
   // A slot's access as `a` says: the 16-byte `vector` statement, or
-  // `scalar` for each element j below `limit`, or both behind sp.vec.
+  // `scalar` for each element j below `limit`.
   void access(Stmts &b, Access a, Stmt vector, Stmt scalar, Expr limit) const {
     if (a == Access::Vector) {
       b.push_back(std::move(vector));
       return;
     }
-    Stmt each = for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
-                         {if_then(e + j < limit, {std::move(scalar)})},
-                         LoopHint::Unroll);
-    if (a == Access::Scalar) {
-      b.push_back(std::move(each));
-      return;
-    }
-    b.push_back(if_then(sp.field("vec"), {std::move(vector)}, {std::move(each)}));
+    b.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                         {if_then(elem(a, j) < limit, {std::move(scalar)})},
+                         LoopHint::Unroll));
   }
 
   // Loads of input i for the slot starting at element e into `dst`.
@@ -78,7 +89,8 @@ struct RedCuda : RedModel {
     Expr p = numbered("in", i);
     access(b, a,
            assign(dst, call("kiln::gen::vec_load<V>", {p + base(J) + e})),
-           assign(dst.field("v")[j], p[base(J) + (e + j) * rstride(J)]), limit);
+           assign(dst.field("v")[j], p[base(J) + elem(a, j) * rstride(J)]),
+           limit);
   }
 
   // Loads slot e of each input pass `pass` reads into x<i><sub>.
@@ -89,14 +101,14 @@ struct RedCuda : RedModel {
         load_slot(b, sub(numbered("x", i)), i, limit, a);
   }
 
-  // The body of one slot of pass `pass`, elements e .. e+V-1 below `limit`:
+  // The body of one slot of pass `pass`, its elements below `limit`:
   // loads the inputs into x<i> first, or, with `sub`, reads them from
   // x<i><sub> where load_inputs put them.
   // With Access::Vector the whole slot is below `limit` (sp.vec: R is a
   // multiple of V), so the elements go unchecked.
   void cuda_slot(Stmts &b, int pass, Expr limit,
                  const std::function<Expr(Expr)> &sub, bool loaded,
-                 Access a = Access::Either) const {
+                 Access a) const {
     if (!loaded) {
       for (auto [i, in] : llvm::enumerate(k.inputs))
         if (needed(in, pass))
@@ -110,7 +122,7 @@ struct RedCuda : RedModel {
     // slot arrays stay in registers.
     Stmts each;
     Expr r = v("r");
-    each.push_back(decl("const", "int64_t", "r", e + j));
+    each.push_back(decl("const", "int64_t", "r", elem(a, j)));
     Stmts body;
     element(body, pass,
             [&](size_t i) { return sub(numbered("x", i)).field("v")[j]; },
@@ -127,7 +139,8 @@ struct RedCuda : RedModel {
         continue;
       Expr p = numbered("out", o), y = numbered("y", o);
       access(b, a, eval(call("kiln::gen::vec_store", {p + base(o) + e, y})),
-             assign(p[base(o) + (e + j) * rstride(o)], y.field("v")[j]), limit);
+             assign(p[base(o) + elem(a, j) * rstride(o)], y.field("v")[j]),
+             limit);
     }
   }
 
@@ -335,8 +348,13 @@ struct RedCuda : RedModel {
         else
           cuda_slot(slot, pass, R, at_u, true, a);
         Stmts unit;
-        unit.push_back(decl("const", "int64_t", "e",
-                            tile_at * tile + cast("int64_t", lane) * V));
+        // The slot's first element (elem() says where the others are);
+        // tpr is a multiple of 32.
+        const Expr first =
+            a == Access::Vector
+                ? cast("int64_t", lane) * V
+                : cast("int64_t", lane / lit(32)) * (lit(32) * V) + lane % lit(32);
+        unit.push_back(decl("const", "int64_t", "e", tile_at * tile + first));
         unit.push_back(if_then(t + u < t1 && e < R, std::move(slot)));
         tl.push_back(for_loop(decl("", "int", "u", lit(0)), u < n, pre_inc(u),
                               std::move(unit), LoopHint::Unroll));

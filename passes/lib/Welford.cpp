@@ -25,6 +25,8 @@
 
 #include <llvm/ADT/DenseMap.h>
 
+#include <cassert>
+
 namespace kiln::passes {
 
 using namespace kiln::ir;
@@ -95,10 +97,8 @@ llvm::Expected<Graph> welford(const Graph &g, const PassOptions &) {
     llvm::Expected<NodeId> r = rw.emit(Op::SumSqDev, {x}, &s.node);
     if (!r)
       return r.takeError();
-    if (!(rw.node(*r).type == s.node.type)) { // cannot be: the sum's type
-      rw.roll_back();
-      return std::nullopt;
-    }
+    // sum_sq_dev's type rule is sum's: the same type as the sum it replaces.
+    assert(rw.node(*r).type == s.node.type);
     return *r;
   };
   return rewrite_graph(g, rewrite);

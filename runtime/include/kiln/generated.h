@@ -326,6 +326,7 @@ enum class RedMode { rows, loop, split };
 inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
                          int64_t sms, unsigned &grid, unsigned &block) {
   const int64_t slots = (sp.R + V - 1) / V;
+  sp.rpg = 1; // one row a group at a time, unless many short rows below
   if (sp.rows < 2 * sms && sp.R >= 16384) {
     // About 32 blocks of 256 threads per multiprocessor in all (a grid of
     // several waves streams memory better than one), tiles of 256 slots.
@@ -342,7 +343,6 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
   // 4096x8192 f32 on an H100 (2048 slots a row: 512 x 4 here, the loop
   // kernel before): softmax 0.137 -> 0.095 ms, layer norm 0.123 -> 0.095
   // (bench/results/2026-11-27-h100-loop-tiles.md).
-  sp.rpg = 1;
   if (sp.vec && slots <= 512 * int64_t(slots_per_thread)) {
     // Many rows of at most 32 slots (128 f32, 256 bf16 columns): a group of
     // as many threads as the row has slots (a power of two; 8 groups of 4

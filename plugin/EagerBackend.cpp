@@ -208,8 +208,9 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       os << "});\n";
       continue;
     }
-    if (n.op == Op::Matmul) {
-      os << "kiln::matmul(" << a(0) << ", " << a(1) << ");\n";
+    if (n.op == Op::Matmul || n.op == Op::Bmm) {
+      os << (n.op == Op::Bmm ? "kiln::bmm(" : "kiln::matmul(") << a(0) << ", "
+         << a(1) << ");\n";
       continue;
     }
     if (n.op == Op::Linear) { // a scalar bias operand: none

@@ -17,8 +17,8 @@ namespace {
 using namespace op_traits; // the traits column's names
 
 // Indexed by Op: the three argument/constant ops, ops.def in order (as the
-// enum lists it), then to, to_like, to_into, reduce_size, size, matmul, linear,
-// attention, cat and sum_sq_dev.
+// enum lists it), then to, to_like, to_into, reduce_size, size, matmul,
+// linear, bmm, attention, cat and sum_sq_dev.
 #define NONE std::nullopt // the identity column's "no identity"
 const OpInfo kOpInfo[] = {
     {"input", "Input", 0, OpKind::Argument, TypeRule::None, 0, NONE, "",
@@ -55,6 +55,8 @@ const OpInfo kOpInfo[] = {
      CompositeForm::None, "a, b", ""},
     {"linear", "Linear", 3, OpKind::Product, TypeRule::PRODUCT, 0, NONE, "",
      CompositeForm::None, "x, w, b", ""},
+    {"bmm", "Bmm", 2, OpKind::Product, TypeRule::PRODUCT, 0, NONE, "",
+     CompositeForm::None, "a, b", ""},
     {"attention", "Attention", -1, OpKind::Product, TypeRule::PRODUCT, 0, NONE,
      "", CompositeForm::None, "q, k, v, mask, is_causal, scale", ""},
     {"cat", "Cat", -1, OpKind::Product, TypeRule::SAME, 0, NONE, "",

@@ -358,8 +358,9 @@ llvm::Expected<Type> infer_cat(const Graph &g, const Node &n, Fail fail) {
   return Type::tensor(dt, Shape::ranked_dims(out));
 }
 
-// matmul(a, b) and linear(x, w, b) with torch's shape rules: one floating
-// dtype, the contracted extents equal where known, batch dims broadcast.
+// matmul(a, b), bmm(a, b) and linear(x, w, b) with torch's shape rules:
+// one floating dtype, the contracted extents equal where known, batch dims
+// broadcast (bmm's: equal).
 llvm::Expected<Type> infer_product(const Graph &g, const Node &n, Fail fail,
                                    std::vector<std::string> *assumptions) {
   if (n.op == Op::Attention)
@@ -402,6 +403,16 @@ llvm::Expected<Type> infer_product(const Graph &g, const Node &n, Fail fail,
     out.assign(ad.begin(), ad.end() - 1);
     if (bd.size() == 2)
       out.push_back(bd[0]);
+    return Type::tensor(a.dtype, Shape::ranked_dims(out));
+  }
+  if (n.op == Op::Bmm) {
+    if (ad.size() != 3 || bd.size() != 3)
+      return fail(op + " needs 3-D operands, not " + to_string(a) + " and " +
+                  to_string(b));
+    if (mismatch(ad[0], bd[0]) || mismatch(ad[2], bd[1]))
+      return fail(op + ": shapes " + to_string(a) + " and " + to_string(b) +
+                  " cannot be multiplied (bmm's batches must be equal)");
+    out = {ad[0], ad[1], bd[2]};
     return Type::tensor(a.dtype, Shape::ranked_dims(out));
   }
   if (ad.empty() || bd.empty())

@@ -489,7 +489,11 @@ bool product_shape(Product p, const Dims &a, const Dims &b,
                    std::initializer_list<const Dims *> addends, Dims &out) {
   const int ra = a.rank(), rb = b.rank();
   Dims result;
-  if (p == Product::Matmul) {
+  if (p == Product::Bmm) {
+    if (ra != 3 || rb != 3 || a[0] != b[0] || a[2] != b[1])
+      return false;
+    result = Dims{a[0], a[1], b[2]};
+  } else if (p == Product::Matmul) {
     if (ra == 0 || rb == 0)
       return false;
     const int64_t ka = a[ra - 1], kb = rb == 1 ? b[0] : b[rb - 2];
@@ -521,9 +525,12 @@ bool product_shape(Product p, const Dims &a, const Dims &b,
 
 Tensor product(Product p, const Tensor &a, const Tensor &b, const Tensor &bias,
                const Tensor &addend, rt::Epilogue act) {
-  const char *fn = p == Product::Matmul ? "kiln::matmul" : "kiln::linear";
-  Prepared pr = p == Product::Matmul ? prepare_matmul(fn, a, b)
-                                     : prepare_linear(fn, a, b);
+  // bmm's operands passed product_shape: 3-D, one batch; as matmul's then.
+  const char *fn = p == Product::Matmul ? "kiln::matmul"
+                   : p == Product::Bmm  ? "kiln::bmm"
+                                        : "kiln::linear";
+  Prepared pr = p == Product::Linear ? prepare_linear(fn, a, b)
+                                     : prepare_matmul(fn, a, b);
   Tensor out = detail::empty_for(fn, pr.shape, a.dtype(), a.device());
   const int64_t n = pr.shape[pr.shape.rank() - 1];
   // One value per output column goes to the GEMM's bias; any other addend

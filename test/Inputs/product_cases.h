@@ -48,6 +48,13 @@ COMPILE Tensor scores(const Tensor &q, const Tensor &kt, double scale) {
   return kiln::softmax(kiln::matmul(q, kt) * scale, -1);
 }
 
+// torch.bmm: the GEMM as a batched matmul, its bias and activation the
+// epilogue; the host checks bmm's shapes (3-D, one batch), not matmul's.
+COMPILE Tensor bmm_gelu(const Tensor &a, const Tensor &b, const Tensor &bias) {
+  return kiln::gelu(kiln::bmm(a, b) + bias, "tanh");
+}
+COMPILE Tensor bmm_plain(const Tensor &a, const Tensor &b) { return kiln::bmm(a, b); }
+
 // The product used twice: no epilogue (its output is read by both).
 COMPILE std::tuple<Tensor, Tensor> twice(const Tensor &a, const Tensor &b) {
   Tensor p = kiln::matmul(a, b);
@@ -125,6 +132,14 @@ inline int run_products(kiln::Device dev) {
       check("rms_norm, GELU, matmul, sigmoid" + at, dt,
             [&] { return V{norm_mm(a, b, g)}; }, 1, 0, k(3),
             ref([&] { return V{cpu(norm_mm(f64(a), f64(b), f64(g)))}; }));
+      Tensor ab = input({3, M, K}, dt, 22), bb = input({3, K, N}, dt, 23);
+      check("bmm" + at, dt, [&] { return V{bmm_plain(ab, bb)}; }, 1, 0, k(1),
+            ref([&] { return V{cpu(bmm_plain(f64(ab), f64(bb)))}; }));
+      // b transposed (a view: read in place), the bias and GELU the epilogue.
+      Tensor bbt = input({3, N, K}, dt, 24).transpose(1, 2);
+      check("bmm transposed + bias, GELU" + at, dt,
+            [&] { return V{bmm_gelu(ab, bbt, bias)}; }, 1, 0, k(1 + f64_act),
+            ref([&] { return V{cpu(bmm_gelu(f64(ab), f64(bbt), f64(bias)))}; }));
       Tensor q = input({2, 3, M, 16}, dt, 15), kt = input({2, 3, 16, M}, dt, 16);
       check("attention scores" + at, dt,
             [&] { return V{scores(q, kt, 0.25)}; }, 1, 0, -1,
@@ -143,5 +158,12 @@ inline int run_products(kiln::Device dev) {
   Tensor a = input({4, 6}, kiln::f32, 20), b = input({5, 3}, kiln::f32, 21);
   capture_compare::expect_raises("shapes that do not fit raise",
                                  [&] { return mm(a, b); });
+  // bmm does not broadcast its batch, nor take 2-D operands (matmul would).
+  Tensor a1 = input({1, 4, 6}, kiln::f32, 22), b3 = input({3, 6, 5}, kiln::f32, 23);
+  capture_compare::expect_raises("bmm's batches must be equal",
+                                 [&] { return bmm_plain(a1, b3); });
+  Tensor a3 = input({3, 4, 6}, kiln::f32, 24), b2 = input({6, 5}, kiln::f32, 25);
+  capture_compare::expect_raises("bmm takes 3-D operands",
+                                 [&] { return bmm_plain(a3, b2); });
   return capture_compare::summary();
 }

@@ -476,6 +476,13 @@ TEST(CompiledProduct, ShapeIsFalseWhereEagerRaisesOrTheResultGrows) {
   EXPECT_FALSE(gen::product_shape(Product::Matmul, {}, {3}, {}, out));
   EXPECT_FALSE(gen::product_shape(Product::Linear, {9, 33}, {7, 32}, {}, out));
   EXPECT_FALSE(gen::product_shape(Product::Linear, {9, 33}, {2, 7, 33}, {}, out));
+  // bmm: 3-D, one batch, no broadcasting (matmul would broadcast these).
+  ASSERT_TRUE(gen::product_shape(Product::Bmm, {4, 5, 3}, {4, 3, 6}, {}, out));
+  EXPECT_EQ(out, (Dims{4, 5, 6}));
+  EXPECT_FALSE(gen::product_shape(Product::Bmm, {1, 5, 3}, {4, 3, 6}, {}, out));
+  EXPECT_FALSE(gen::product_shape(Product::Bmm, {4, 5, 3}, {3, 6}, {}, out));
+  EXPECT_FALSE(gen::product_shape(Product::Bmm, {2, 4, 5, 3}, {2, 4, 3, 6}, {}, out));
+  EXPECT_FALSE(gen::product_shape(Product::Bmm, {4, 5, 3}, {4, 2, 6}, {}, out));
 }
 
 // --- rt::gemm directly: epilogues, separate C, f32 output of half inputs ---

@@ -421,6 +421,7 @@ struct Host {
   // kiln::gen::Product of a product node.
   static Expr product_kind(const ir::Node &pn) {
     return nm(pn.op == Op::Linear ? "kiln::gen::Product::Linear"
+              : pn.op == Op::Bmm  ? "kiln::gen::Product::Bmm"
                                   : "kiln::gen::Product::Matmul");
   }
 
@@ -484,7 +485,7 @@ struct Host {
       return attention_space(ki, k);
     if (pn.op == Op::Cat)
       return cat_space(ki, k);
-    const bool linear = pn.op == Op::Linear;
+    const std::string name = ir::op_info(pn.op).name;
     body.push_back(decl("", "kiln::Dims", shape));
     std::vector<Expr> addends;
     std::string what;
@@ -495,8 +496,7 @@ struct Host {
       }
     std::string ops = operand_name(g, pn.operands[0]) + " and " +
                       operand_name(g, pn.operands[1]);
-    std::string fits = kernel_label(ki) + "the shapes of " + ops + " fit " +
-                       (linear ? "linear" : "matmul");
+    std::string fits = kernel_label(ki) + "the shapes of " + ops + " fit " + name;
     if (!what.empty())
       fits += ", and " + what + " broadcast to the product's shape";
     body.push_back(fail_if(
@@ -504,8 +504,7 @@ struct Host {
                   {product_kind(pn), sizes_of(pn.operands[0]), sizes_of(pn.operands[1]),
                    braces(std::move(addends)), nm(shape)})),
         fits,
-        "the shapes of " + ops + " do not fit " +
-            (linear ? "linear" : "matmul") +
+        "the shapes of " + ops + " do not fit " + name +
             (what.empty() ? "" : ", or an addend does not broadcast to the product")));
   }
 

@@ -51,9 +51,11 @@ bool allow_tf32();
 // a GEMM with its epilogue fused.
 namespace kiln::gen {
 
-enum class Product : uint8_t { Matmul, Linear };
+// torch.matmul, F.linear, torch.bmm (3-D operands, one batch, no
+// broadcasting: product_shape refuses what bmm's eager checks refuse).
+enum class Product : uint8_t { Matmul, Linear, Bmm };
 
-// The shape of matmul(a, b), or linear(a, b) (a @ b^T), for operands of
+// The shape of matmul(a, b), bmm(a, b) or linear(a, b) (a @ b^T), for operands of
 // shapes a and b, when every addend broadcasts to it: false where eager
 // would raise on the shapes, or where an addend would make the result
 // larger (the host code checks before any launch).

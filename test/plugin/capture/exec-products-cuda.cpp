@@ -7,6 +7,8 @@
 // RUN: %kiln_cxx_eager %t.eager.o %kiln_link -o %t.eager && %t.eager | FileCheck %s
 // CHECK-NOT: MISMATCH
 // CHECK: ok: shapes that do not fit raise
+// CHECK: ok: bmm's batches must be equal
+// CHECK: ok: bmm takes 3-D operands
 // CHECK: {{[0-9]+}} cases, 0 mismatches
 #include "product_cases.h"
 

@@ -24,3 +24,10 @@ using kiln::Tensor;
   Tensor p = kiln::matmul(a, b);
   return kiln::softmax(p, -1) * p;
 }
+
+// bmm is a GEMM as matmul is; the bias its epilogue.
+// CHECK: remarks-products.cpp:[[@LINE+1]]:26: remark: kiln: compiled 'batched': 2 ops captured, fused into 1 kernel (a library GEMM)
+[[kiln::compile]] Tensor batched(const Tensor &a, const Tensor &b, const Tensor &c) {
+  // CHECK: remarks-products.cpp:[[@LINE+1]]:10: remark: kiln: bmm is a library GEMM (cuBLASLt on CUDA, OpenBLAS on the CPU) whose epilogue adds 'c' as C
+  return kiln::bmm(a, b) + c;
+}

@@ -58,10 +58,12 @@ enum class Op : uint16_t {
   // values whose shapes the host knows without running a kernel).
   Size,
   // Matrix products, run by the runtime's GEMM (kiln/matmul.h, kiln/gemm.h)
-  // with PyTorch's shape rules: matmul(a, b) (torch.matmul), and
-  // linear(x, w, b) (x @ w^T + b; b a constant when there is none).
+  // with PyTorch's shape rules: matmul(a, b) (torch.matmul), linear(x, w,
+  // b) (x @ w^T + b; b a constant when there is none), and bmm(a, b)
+  // (torch.bmm: 3-D operands of one batch, no broadcasting).
   Matmul,
   Linear,
+  Bmm,
   // Scaled dot-product attention, run by the runtime's fused kernel
   // (kiln/attention.h): attention(q, k, v, mask, is_causal[, scale]). mask
   // is a tensor or a scalar constant for none; is_causal an i64/b8 host
@@ -106,7 +108,7 @@ enum class TypeRule : uint8_t {
   SUM,      // reduction: integers and bools accumulate to i64
   INDEX,    // reduction: i64 index (argmax)
   CAST,     // to: the node's cast_to; to_like: operand 1's dtype
-  PRODUCT,  // matmul, linear, attention: the operands' one floating dtype
+  PRODUCT,  // matmul, linear, bmm, attention: the operands' one floating dtype
   VIEW,     // a layout op: operand 0's dtype
   COMPOSITE // typed by its decomposition
 };
@@ -139,8 +141,10 @@ inline bool is_pointwise(Op op) { return op_info(op).kind == OpKind::Pointwise; 
 inline bool is_reduction(Op op) { return op_info(op).kind == OpKind::Reduction; }
 inline bool is_composite(Op op) { return op_info(op).kind == OpKind::Composite; }
 inline bool is_product(Op op) { return op_info(op).kind == OpKind::Product; }
-// A GEMM (matmul, linear): a product with an epilogue.
-inline bool is_gemm(Op op) { return op == Op::Matmul || op == Op::Linear; }
+// A GEMM (matmul, linear, bmm): a product with an epilogue.
+inline bool is_gemm(Op op) {
+  return op == Op::Matmul || op == Op::Linear || op == Op::Bmm;
+}
 inline bool is_view(Op op) { return op_info(op).kind == OpKind::View; }
 // Whether a node of `op` may have `n` operands.
 inline bool takes_operands(Op op, size_t n) {

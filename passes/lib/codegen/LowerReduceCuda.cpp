@@ -56,17 +56,24 @@ struct RedCuda : RedModel {
     b.push_back(std::move(s));
   }
 
-  // Element j of the slot at e. A vector slot is V neighbours, e .. e+V-1.
-  // Element by element, a warp's 32 x V elements of a tile are V runs of 32
+  // Where a thread's slot of a tile starts (slot_start, from the tile's
+  // first element) and where its element j is (elem, from the slot's start
+  // e). A vector slot is V neighbours, e .. e+V-1: e = lane * V. Element by
+  // element, a warp's 32 x V elements of a tile are V runs of 32
   // neighbours, lane l's slot being its column: e = the warp's first
-  // element + l % 32, element j at e + 32 j. So each load or store of a
-  // warp reads 32 neighbours; with V neighbours per thread (as a vector),
-  // one warp access touched 32 elements 16 bytes apart, up to 16 sectors
-  // for 64 or 128 bytes. A run of tpr (lane-major over the tile) measured
-  // as good for 16-bit types but computed the index with a run-time
-  // multiply: f32 slower than before. See
+  // element + l % 32, element j at e + 32 j (tpr is a multiple of 32).
+  // So each load or store of a warp reads 32 neighbours; with V neighbours
+  // per thread (as a vector), one warp access touched 32 elements 16 bytes
+  // apart, up to 16 sectors for 64 or 128 bytes. A run of tpr (lane-major
+  // over the tile) measured as good for 16-bit types but computed the
+  // index with a run-time multiply: f32 slower than before. See
   // bench/results/2026-11-28-h100-loop.md (rows of 50257 columns: no
   // 16-byte alignment, so this loop).
+  Expr slot_start(Access a) const {
+    return a == Access::Vector
+               ? cast("int64_t", lane) * V
+               : cast("int64_t", lane / lit(32)) * (lit(32) * V) + lane % lit(32);
+  }
   Expr elem(Access a, Expr jj) const {
     return a == Access::Vector ? e + jj : e + jj * lit(32);
   }
@@ -348,13 +355,8 @@ struct RedCuda : RedModel {
         else
           cuda_slot(slot, pass, R, at_u, true, a);
         Stmts unit;
-        // The slot's first element (elem() says where the others are);
-        // tpr is a multiple of 32.
-        const Expr first =
-            a == Access::Vector
-                ? cast("int64_t", lane) * V
-                : cast("int64_t", lane / lit(32)) * (lit(32) * V) + lane % lit(32);
-        unit.push_back(decl("const", "int64_t", "e", tile_at * tile + first));
+        unit.push_back(
+            decl("const", "int64_t", "e", tile_at * tile + slot_start(a)));
         unit.push_back(if_then(t + u < t1 && e < R, std::move(slot)));
         tl.push_back(for_loop(decl("", "int", "u", lit(0)), u < n, pre_inc(u),
                               std::move(unit), LoopHint::Unroll));

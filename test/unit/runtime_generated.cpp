@@ -373,9 +373,10 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 break;
               }
               case gen::RedMode::loop:
-                ASSERT_EQ(block, 512u);
-                ASSERT_EQ(sp.tpr, 512);
+                ASSERT_EQ(block, unsigned(kLoopThreads));
+                ASSERT_EQ(sp.tpr, kLoopThreads);
                 ASSERT_LE(int64_t(grid), rows);
+                ASSERT_EQ(sp.vec, vec) << "rows this short keep the 16-byte kernel";
                 break;
               case gen::RedMode::split:
                 ASSERT_EQ(block, 256u);
@@ -389,6 +390,24 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
   EXPECT_GT(seen[0], 0);
   EXPECT_GT(seen[1], 0);
   EXPECT_GT(seen[2], 0);
+}
+
+// The 16-byte loop kernel indexes within a row in 32 bits (a tile past the
+// row's end included): longer rows go element by element (sp.vec = 0, the
+// loopany kernel), with 64-bit offsets.
+TEST(GeneratedPlanCuda, LoopRowsPastTwoToThe30GoElementByElement) {
+  for (int64_t R : {(int64_t(1) << 30) - 4, int64_t(1) << 30, (int64_t(1) << 31) + 8,
+                    int64_t(1) << 33}) {
+    RowSpace sp;
+    sp.rows = sp.outer = 1000;
+    sp.R = R;
+    sp.vec = 1;
+    unsigned grid = 0, block = 0;
+    ASSERT_EQ(gen::plan_cuda(sp, 4, 4, 132, grid, block), gen::RedMode::loop);
+    EXPECT_EQ(sp.vec, R < (int64_t(1) << 30) ? 1 : 0) << R;
+    if (sp.vec)
+      EXPECT_LT(R + 2 * int64_t(kLoopThreads) * 4, int64_t(INT32_MAX));
+  }
 }
 
 TEST(GeneratedPlanCpu, SplitsOnlyFewLongRowsIntoChunksThatCoverThem) {

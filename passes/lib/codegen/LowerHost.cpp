@@ -1015,7 +1015,9 @@ struct Host {
           args_array(rargs),
           decl("", "kiln::rt::KernelRef &", "k",
                select(mode == nm("kiln::gen::RedMode::loop"),
-                      kernel_ref(kname(ki, "loop")), rows)),
+                      select(sp.field("vec"), kernel_ref(kname(ki, "loop")),
+                             kernel_ref(kname(ki, "loopany"))),
+                      rows)),
           gpu_launch(nm("k"), nm("grid"), nm("block")), brk()};
       Stmts split_case = {
           decl("", "kiln::Tensor", "scratch",

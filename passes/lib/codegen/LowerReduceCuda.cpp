@@ -26,6 +26,20 @@ constexpr int kCombine = 8;
 // sp.vec), or element by element (any other layout).
 enum class Access { Vector, Scalar };
 
+// How the loop and split kernels run a pass over a row's tiles.
+struct PassStyle {
+  // The paths: a 16-byte one and an element-by-element one, chosen by
+  // sp.vec at run time, or only one of them (a kernel of its own).
+  bool vector = true, scalar = true;
+  // Tiles of a writing pass's loads in flight per thread (16-byte path).
+  int write_tiles = 1;
+  // Cache hints on the 16-byte path: kiln::gen::vec_load_keep,
+  // vec_load_last and vec_store_stream (generated.cuh says which is which).
+  bool hints = false;
+  // The type of an element's offset within a row.
+  const char *index = "int64_t";
+};
+
 struct RedCuda : RedModel {
   // ---- CUDA ----
 
@@ -69,10 +83,12 @@ struct RedCuda : RedModel {
   // index with a run-time multiply: f32 slower than before. See
   // bench/results/2026-11-28-h100-loop.md (rows of 50257 columns: no
   // 16-byte alignment, so this loop).
-  Expr slot_start(Access a) const {
-    return a == Access::Vector
-               ? cast("int64_t", lane) * V
-               : cast("int64_t", lane / lit(32)) * (lit(32) * V) + lane % lit(32);
+  Expr slot_start(Access a, const char *index = "int64_t") const {
+    const bool wide = std::string(index) == "int64_t";
+    if (a == Access::Vector)
+      return wide ? cast("int64_t", lane) * V : lane * V;
+    Expr warp = lane / lit(32);
+    return (wide ? cast("int64_t", warp) : warp) * (lit(32) * V) + lane % lit(32);
   }
   Expr elem(Access a, Expr jj) const {
     return a == Access::Vector ? e + jj : e + jj * lit(32);
@@ -90,22 +106,46 @@ struct RedCuda : RedModel {
                          LoopHint::Unroll));
   }
 
+  // The 16-byte load of input i in pass `pass`: with cache hints, one
+  // that a later pass reads again asks L2 to keep it, and the last pass
+  // reading what an earlier one read lets it go first; an input read in
+  // one pass only (a weight, a bias: shared by every row) loads plainly.
+  std::string vector_load(size_t i, int pass, bool hints) const {
+    if (hints) {
+      bool earlier = false, later = false;
+      for (int q = 0; q < k.passes; ++q) {
+        earlier |= q < pass && needed(k.inputs[i], q);
+        later |= q > pass && needed(k.inputs[i], q);
+      }
+      if (later)
+        return "kiln::gen::vec_load_keep<V>";
+      if (earlier)
+        return "kiln::gen::vec_load_last<V>";
+    }
+    return "kiln::gen::vec_load<V>";
+  }
+
   // Loads of input i for the slot starting at element e into `dst`.
-  void load_slot(Stmts &b, Expr dst, size_t i, Expr limit, Access a) const {
+  void load_slot(Stmts &b, Expr dst, size_t i, int pass, Expr limit, Access a,
+                 bool hints) const {
     const size_t J = in_op(i);
     Expr p = numbered("in", i);
-    access(b, a,
-           assign(dst, call("kiln::gen::vec_load<V>", {p + base(J) + e})),
+    std::vector<Expr> args = {p + base(J) + e};
+    std::string load = vector_load(i, pass, hints);
+    if (load == "kiln::gen::vec_load_keep<V>")
+      args.push_back(v("keep"));
+    access(b, a, assign(dst, call(load, args)),
            assign(dst.field("v")[j], p[base(J) + elem(a, j) * rstride(J)]),
            limit);
   }
 
   // Loads slot e of each input pass `pass` reads into x<i><sub>.
   void load_inputs(Stmts &b, int pass, Expr limit,
-                   const std::function<Expr(Expr)> &sub, Access a) const {
+                   const std::function<Expr(Expr)> &sub, Access a,
+                   bool hints) const {
     for (auto [i, in] : llvm::enumerate(k.inputs))
       if (needed(in, pass))
-        load_slot(b, sub(numbered("x", i)), i, limit, a);
+        load_slot(b, sub(numbered("x", i)), i, pass, limit, a, hints);
   }
 
   // The body of one slot of pass `pass`, its elements below `limit`:
@@ -115,12 +155,12 @@ struct RedCuda : RedModel {
   // multiple of V), so the elements go unchecked.
   void cuda_slot(Stmts &b, int pass, Expr limit,
                  const std::function<Expr(Expr)> &sub, bool loaded,
-                 Access a) const {
+                 Access a, bool hints) const {
     if (!loaded) {
       for (auto [i, in] : llvm::enumerate(k.inputs))
         if (needed(in, pass))
           b.push_back(decl("", vec_type(in), "x" + std::to_string(i)));
-      load_inputs(b, pass, limit, sub, a);
+      load_inputs(b, pass, limit, sub, a, hints);
     }
     for (size_t o = 0; o < nout; ++o)
       if (out_full(o) && out_phase(o) == pass)
@@ -145,7 +185,9 @@ struct RedCuda : RedModel {
       if (!out_full(o) || out_phase(o) != pass)
         continue;
       Expr p = numbered("out", o), y = numbered("y", o);
-      access(b, a, eval(call("kiln::gen::vec_store", {p + base(o) + e, y})),
+      access(b, a,
+             eval(call(hints ? "kiln::gen::vec_store_stream" : "kiln::gen::vec_store",
+                       {p + base(o) + e, y})),
              assign(p[base(o) + elem(a, j) * rstride(o)], y.field("v")[j]),
              limit);
     }
@@ -331,17 +373,22 @@ struct RedCuda : RedModel {
   // previous pass read last, which the caches still hold (where(sum),
   // hand-written: 0.2124 ms forward, 0.2078 mirrored). The loop twice,
   // 16-byte slots and element by element (a tile at a time: the slow
-  // path), so that neither carries the other's registers. A pass that only
-  // reduces loads kTiles tiles before it uses any; one that writes goes a
-  // tile at a time (its stores keep memory busy; four tiles there measured
-  // slower in the split kernel: 0.2089 vs 0.2062).
-  void tiled_pass(Stmts &b, int pass) const {
+  // path), so that neither carries the other's registers, each where
+  // `style` asks for it. A pass that only reduces loads kTiles tiles
+  // before it uses any; one that writes style.write_tiles (in the split
+  // kernel one: its stores keep memory busy; four tiles there measured
+  // slower: 0.2089 vs 0.2062).
+  void tiled_pass(Stmts &b, int pass, const PassStyle &style) const {
     const Expr tile = v("tile"), tiles = v("tiles"), t0 = v("t0"),
                t1 = v("t1"), t = v("t"), u = v("u");
     const Expr tile_at = pass % 2 ? tiles - 1 - (t + u) : t + u;
     Stmts paths[2];
     for (Access a : {Access::Vector, Access::Scalar}) {
-      const int n = a == Access::Vector && !writes_full(pass) ? kTiles : 1;
+      const bool vec = a == Access::Vector;
+      if (vec ? !style.vector : !style.scalar)
+        continue;
+      const int n = !vec ? 1 : writes_full(pass) ? style.write_tiles : kTiles;
+      const bool hints = vec && style.hints;
       Stmts tl;
       for (auto [i, in] : llvm::enumerate(k.inputs))
         if (needed(in, pass))
@@ -351,53 +398,91 @@ struct RedCuda : RedModel {
       for (int phase = 0; phase < 2; ++phase) {
         Stmts slot;
         if (phase == 0)
-          load_inputs(slot, pass, R, at_u, a);
+          load_inputs(slot, pass, R, at_u, a, hints);
         else
-          cuda_slot(slot, pass, R, at_u, true, a);
+          cuda_slot(slot, pass, R, at_u, true, a, hints);
         Stmts unit;
-        unit.push_back(
-            decl("const", "int64_t", "e", tile_at * tile + slot_start(a)));
+        unit.push_back(decl("const", style.index, "e",
+                            tile_at * tile + slot_start(a, style.index)));
         unit.push_back(if_then(t + u < t1 && e < R, std::move(slot)));
         tl.push_back(for_loop(decl("", "int", "u", lit(0)), u < n, pre_inc(u),
                               std::move(unit), LoopHint::Unroll));
       }
-      paths[a == Access::Vector ? 0 : 1].push_back(
-          for_loop(decl("", "int64_t", "t", t0), t < t1,
+      paths[vec ? 0 : 1].push_back(
+          for_loop(decl("", style.index, "t", t0), t < t1,
                    binary("+=", t, lit(n)), std::move(tl)));
     }
-    b.push_back(if_then(sp.field("vec"), std::move(paths[0]),
-                        std::move(paths[1])));
+    if (style.vector && style.scalar)
+      b.push_back(if_then(sp.field("vec"), std::move(paths[0]),
+                          std::move(paths[1])));
+    else
+      for (Stmt &s : paths[style.vector ? 0 : 1])
+        b.push_back(std::move(s));
   }
 
-  // Loop mode: a block per row; each pass re-reads the row from memory (it
-  // is too long for registers, or not contiguous), any layout.
-  Function cuda_rows_loop() const {
+  // Loop mode: a block of kiln::kLoopThreads per row; each pass re-reads
+  // the row from memory (it is too long for registers, or not
+  // contiguous). Two kernels: `loop` for rows read 16 bytes at a time
+  // (sp.vec), offsets within a row in 32 bits (plan_cuda sends longer rows
+  // to `loopany`), and `loopany` for any layout, element by element. One
+  // kernel switching on sp.vec held both paths' registers: layer norm 122
+  // where its 16-byte path alone needs 82.
+  //
+  // The 16-byte kernel keeps the row in L2 between passes (loads of a row
+  // a later pass reads again: evict_last), lets the last read go first
+  // and streams its stores (the output is not read again here), and has
+  // two tiles of loads in flight in the writing pass. On an H200 against
+  // the kernel before (one kernel for both, no hints, one tile): softmax
+  // 1048x32000 f32 0.1094 -> 0.0989 ms, layer norm 0.1355 -> 0.0972, RMS
+  // norm bf16 0.0582 -> 0.0401 (bench/results/2026-11-28-h200-loop-lean.md).
+  Function cuda_rows_loop(Access a) const {
+    const bool vec = a == Access::Vector;
     Function f;
-    f.flavour = "loop";
-    f.name = name("loop");
-    f.header = header("a row per block, each pass re-reads the row");
-    f.launch_bounds = "512";
+    f.flavour = vec ? "loop" : "loopany";
+    f.name = name(f.flavour);
+    f.header = header(vec ? "a row per block, each pass re-reads the row 16 "
+                            "bytes at a time"
+                          : "a row per block, each pass re-reads the row "
+                            "element by element");
+    f.launch_bounds = "kiln::kLoopThreads";
     f.params = params(false);
+    PassStyle style;
+    style.vector = vec;
+    style.scalar = !vec;
+    if (vec) {
+      style.write_tiles = 2;
+      style.hints = true;
+      style.index = "int";
+    }
+    const char *ix = style.index;
     Stmts &b = f.body;
     kernel_prelude(b);
-    b.push_back(decl("const", "int64_t", "R", sp.field("R")));
-    b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
+    if (vec)
+      b.push_back(decl("const", "int", "R", cast("int", sp.field("R")),
+                       "below 2^31 (kiln::gen::plan_cuda)"));
+    else
+      b.push_back(decl("const", "int64_t", "R", sp.field("R")));
+    b.push_back(decl("constexpr", "int", "tpr", v("kiln::kLoopThreads")));
     b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
+    if (vec)
+      b.push_back(decl("const", "uint64_t", "keep",
+                       call("kiln::gen::l2_evict_last", {})));
     // The row in tiles of a slot per thread, each pass as a split kernel's
     // over all of them: kTiles tiles' loads in flight per thread, and the
     // passes alternating direction (softmax over 1048x32000 f32, H100: 53 %
     // of the copy floor with one slot's loads in flight per thread).
-    b.push_back(decl("const", "int64_t", "tile", cast("int64_t", tpr) * V));
-    b.push_back(decl("const", "int64_t", "tiles", (R + v("tile") - 1) / v("tile")));
-    b.push_back(decl("const", "int64_t", "t0", lit(0)));
-    b.push_back(decl("const", "int64_t", "t1", v("tiles")));
+    b.push_back(decl("constexpr", ix, "tile",
+                     vec ? tpr * V : cast("int64_t", tpr) * V));
+    b.push_back(decl("const", ix, "tiles", (R + v("tile") - 1) / v("tile")));
+    b.push_back(decl("const", ix, "t0", lit(0)));
+    b.push_back(decl("const", ix, "t1", v("tiles")));
     Stmts rowb;
     row_setup(rowb);
     prologue(rowb);
     for (int p = 0; p < k.passes; ++p) {
       rowb.push_back(comment("pass " + std::to_string(p)));
       declare_accumulators(rowb, p);
-      tiled_pass(rowb, p);
+      tiled_pass(rowb, p, style);
       row_reduce(rowb, p);
       epilogue(rowb, p, reduced_store(lane == lit(0)));
     }
@@ -475,7 +560,7 @@ struct RedCuda : RedModel {
       b.push_back(comment("pass " + std::to_string(launch) +
                           " over this block's tiles"));
       declare_accumulators(b, launch);
-      tiled_pass(b, launch);
+      tiled_pass(b, launch, PassStyle{});
       row_reduce(b, launch);
       for (NodeId r : reductions_in(launch))
         b.push_back(if_then(lane == lit(0),
@@ -551,7 +636,8 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   kl.prefix = kernel_name(symbol, ki, dt);
   kl.scratch = scratch_layout(g, k);
   kl.functions.push_back(red.cuda_rows_registers());
-  kl.functions.push_back(red.cuda_rows_loop());
+  kl.functions.push_back(red.cuda_rows_loop(Access::Vector));
+  kl.functions.push_back(red.cuda_rows_loop(Access::Scalar));
   red.cuda_split(kl.functions, kl.scratch);
   return kl;
 }

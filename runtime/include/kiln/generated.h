@@ -392,8 +392,13 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
         1, std::min((sp.rows + groups - 1) / groups, sms * 64)));
     return RedMode::rows;
   }
-  sp.tpr = 512;
-  block = 512;
+  // The loop kernels: `loop` reads 16 bytes at a time with offsets within
+  // a row in 32 bits (a tile past the row's end included), `loopany` any
+  // layout (the host picks by sp.vec).
+  if (sp.R >= (int64_t(1) << 30))
+    sp.vec = 0;
+  sp.tpr = kLoopThreads;
+  block = kLoopThreads;
   grid = unsigned(std::max<int64_t>(1, std::min(sp.rows, sms * 8)));
   return RedMode::loop;
 }

@@ -58,6 +58,8 @@ struct RowSpace {
 // The most rows a group of the one-slot rows kernel holds at once (sp.rpg;
 // many short rows: kiln::gen::plan_cuda).
 inline constexpr int kRowsPerGroup = 4;
+// The threads of a loop kernel's block (a row per block; RedMode::loop).
+inline constexpr int kLoopThreads = 512;
 
 // Element strides of N operands along outer, R and inner (0: broadcast).
 // When some operand's offsets along the outer dims do not follow one

@@ -3,12 +3,19 @@
 // torch.compile's SDPA pattern matcher does. The pattern, softmax over the
 // last dim:
 //
-//   softmax(matmul(q, transpose(k, -2, -1)) [* s | / s] [+ m |
-//           where(b, ., -inf)], -1) @ v
+//   softmax(matmul(q [* s | / s], transpose(k, -2, -1)) [* s | / s]
+//           [+ m | where(b, ., -inf)], -1) @ v
 //
 // with s a host scalar, m an additive mask of q's dtype, b a bool mask, and
 // the scores, their scaled and masked values and the probabilities used
-// only here. q, k and v must have one floating dtype, and one rank where
+// only here; the scale may be on q before the product, on the scores, or
+// both (then their product). The softmax may also run in f32 over 16-bit
+// scores, as model code often writes it:
+//
+//   softmax(scores.to(f32), -1).to(q's dtype) @ v
+//
+// (to(dtype) or to_like either way); the fused kernel keeps the scores in
+// f32 anyway. q, k and v must have one floating dtype, and one rank where
 // types know it; the rest of what attention needs of their shapes (ranks
 // equal and >= 2 where unknown at compile time, k and v heads
 // dividing q's, equal batch dims, the mask broadcasting to the scores) the
@@ -34,9 +41,10 @@ namespace {
 
 struct Match {
   NodeId q = -1, k = -1, v = -1;
-  NodeId mask = -1;  // -1: none
-  NodeId scale = -1; // -1: 1
-  bool divide = false; // the scores are divided by `scale`
+  NodeId mask = -1; // -1: none
+  // Host scalars the scores are multiplied by (false) or divided by (true);
+  // none: a scale of 1.
+  llvm::SmallVector<std::pair<NodeId, bool>, 2> factors;
 };
 
 class Matcher {
@@ -48,7 +56,11 @@ public:
       return std::nullopt;
     Match m;
     m.v = pv.operands[1];
-    const NodeId p = pv.operands[0];
+    NodeId p = pv.operands[0];
+    // softmax(widened scores).to(q's dtype): the softmax in f32.
+    const bool widened = cast(p) && g_.node(cast_source(p)).type.dtype == DType::f32;
+    if (widened)
+      p = cast_source(p);
     const Node &P = g_.node(p);
     if (P.op != Op::Softmax || !once(p))
       return std::nullopt;
@@ -61,6 +73,13 @@ public:
     NodeId x = P.operands[0];
     if (!once(x))
       return std::nullopt;
+    if (widened) {
+      if (!cast(x) || g_.node(x).type.dtype != DType::f32)
+        return std::nullopt;
+      x = cast_source(x);
+      if (!once(x))
+        return std::nullopt;
+    }
     const Node &X = g_.node(x);
     // The mask: added, or a bool one choosing -inf.
     std::optional<NodeId> scores_of;
@@ -92,29 +111,63 @@ public:
     if (m.mask >= 0 && g_.node(m.mask).type.dtype != DType::b8 &&
         g_.node(m.mask).type.dtype != q.dtype)
       return std::nullopt;
+    // Widened: what the softmax read was computed in q's dtype, and its
+    // probabilities go back to it (v's, checked above).
+    // An f64 q narrowed to f32 for the softmax is not the kernel's
+    // arithmetic (it would compute in f64).
+    if (widened && (g_.node(x).type.dtype != q.dtype || q.dtype == DType::f64 ||
+                    g_.node(pv.operands[0]).type.dtype != q.dtype))
+      return std::nullopt;
     return m;
   }
 
 private:
   bool once(NodeId id) const { return uses_[id] == 1; }
 
+  // A dtype conversion used only here: to(dtype), or to_like (operand 0
+  // converted to operand 1's dtype).
+  bool cast(NodeId id) const {
+    const Op op = g_.node(id).op;
+    return (op == Op::Cast || op == Op::CastLike) && once(id);
+  }
+  NodeId cast_source(NodeId id) const { return g_.node(id).operands[0]; }
+
+  // y * s or y / s, s a host scalar, the result in y's dtype: y (and s into
+  // m.factors); else -1.
+  NodeId scaled(NodeId id, Match &m) const {
+    const Node &Y = g_.node(id);
+    if (Y.op != Op::Mul && Y.op != Op::Div)
+      return -1;
+    const int si = Y.op == Op::Div ? 1
+                   : g_.node(Y.operands[1]).type.scalar ? 1
+                                                        : 0;
+    const Node &t = g_.node(Y.operands[1 - si]);
+    if (!g_.node(Y.operands[si]).type.scalar || t.type.scalar ||
+        t.type.dtype != Y.type.dtype)
+      return -1;
+    m.factors.push_back({Y.operands[si], Y.op == Op::Div});
+    return Y.operands[1 - si];
+  }
+
   // y: q @ k^T, maybe times or divided by a host scalar; used only here.
+  // m is as it was where y is not.
   bool scores(NodeId y, Match &m) const {
+    Match before = m;
+    if (scores_of(y, m))
+      return true;
+    m = before;
+    return false;
+  }
+  bool scores_of(NodeId y, Match &m) const {
     if (!once(y))
       return false;
-    const Node &Y = g_.node(y);
     NodeId s = y;
-    if (Y.op == Op::Mul || Y.op == Op::Div) {
-      const int si = Y.op == Op::Div ? 1
-                     : g_.node(Y.operands[1]).type.scalar ? 1
-                                                          : 0;
-      if (!g_.node(Y.operands[si]).type.scalar)
-        return false;
-      m.scale = Y.operands[si];
-      m.divide = Y.op == Op::Div;
-      s = Y.operands[1 - si];
+    if (NodeId t = scaled(y, m); t >= 0) {
+      s = t;
       if (!once(s))
         return false;
+    } else if (g_.node(y).op == Op::Mul || g_.node(y).op == Op::Div) {
+      return false;
     }
     const Node &S = g_.node(s);
     if (S.op != Op::Matmul)
@@ -137,6 +190,10 @@ private:
     if (std::min(d[0], d[1]) != -2 || std::max(d[0], d[1]) != -1)
       return false;
     m.q = S.operands[0];
+    // q scaled before the product (q * s @ k^T), the scaled q used only here.
+    if (once(m.q))
+      if (NodeId t = scaled(m.q, m); t >= 0)
+        m.q = t;
     m.k = kt.operands[0];
     return true;
   }
@@ -184,14 +241,16 @@ llvm::Expected<Graph> fuse_attention(const Graph &g, const PassOptions &) {
     a.operands = {map[m->q], map[m->k], map[m->v],
                   m->mask >= 0 ? map[m->mask] : constant(-0.0, DType::f64),
                   constant(0, DType::i64)};
-    if (m->scale >= 0 && !m->divide) {
-      a.operands.push_back(map[m->scale]);
+    // The scale: one multiplier as it is, else 1 times or divided by each
+    // factor on the host.
+    if (m->factors.size() == 1 && !m->factors[0].second) {
+      a.operands.push_back(map[m->factors[0].first]);
     } else {
       NodeId s = constant(1.0, DType::f64);
-      if (m->divide) {
+      for (auto [f, divide] : m->factors) {
         Node d;
-        d.op = Op::Div;
-        d.operands = {s, map[m->scale]};
+        d.op = divide ? Op::Div : Op::Mul;
+        d.operands = {s, map[f]};
         d.loc = n.loc;
         out.nodes.push_back(d);
         llvm::Expected<Type> t = infer_node_type(out, NodeId(out.nodes.size() - 1));

@@ -80,6 +80,24 @@ COMPILE Tensor by_hand_bool(const Tensor &q, const Tensor &k, const Tensor &v,
   return kiln::matmul(kiln::softmax(kiln::where(u > 0.5, s, -INFINITY), -1), v);
 }
 
+// The scale on q before the product, and the softmax in f32 of 16-bit
+// scores, the probabilities back in q's dtype (LLaMA's
+// `softmax(scores.float(), -1).type_as(q)`): the same fused kernel.
+COMPILE Tensor by_hand_q_scaled(const Tensor &q, const Tensor &k,
+                                const Tensor &v, const Tensor &m) {
+  Tensor s = kiln::matmul(q * (1.0 / std::sqrt(double(q.size(-1)))),
+                          k.transpose(-2, -1));
+  return kiln::matmul(kiln::softmax(s + m, -1), v);
+}
+COMPILE Tensor by_hand_f32_softmax(const Tensor &q, const Tensor &k,
+                                   const Tensor &v, const Tensor &m) {
+  Tensor s = kiln::matmul(q, k.transpose(-2, -1)) *
+                 (1.0 / std::sqrt(double(q.size(-1)))) +
+             m;
+  Tensor p = kiln::softmax(s.to(kiln::f32), -1).to(q.dtype());
+  return kiln::matmul(p, v);
+}
+
 // Eager raises on a mask given with is_causal: so does the compiled call.
 COMPILE Tensor sdpa_both(const Tensor &q, const Tensor &k, const Tensor &v,
                          const Tensor &m) {
@@ -210,6 +228,14 @@ inline int run_attention(kiln::Device dev) {
             reference(q, kk, v, am, false, none));
       check("by_hand" + at, dt, [&] { return V{by_hand(q, kk, v, am)}; }, k(1),
             reference(q, kk, v, am, false, none));
+      check("by_hand_q_scaled" + at, dt,
+            [&] { return V{by_hand_q_scaled(q, kk, v, am)}; }, k(1),
+            reference(q, kk, v, am, false, none));
+      // (An f64 q narrowed to f32 for the softmax stays as written.)
+      if (dt != kiln::DType::f64)
+        check("by_hand_f32_softmax" + at, dt,
+              [&] { return V{by_hand_f32_softmax(q, kk, v, am)}; }, k(1),
+              reference(q, kk, v, am, false, none));
       check("by_hand_bool" + at, dt,
             [&] { return V{by_hand_bool(q, kk, v, u, 3.0)}; }, k(2),
             reference(q, kk, v, u > 0.5, false, 1.0 / 3.0));

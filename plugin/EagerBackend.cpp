@@ -227,13 +227,28 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       continue;
     }
     if (n.op == Op::Attention) { // a scalar mask operand: none
+      // Written as matmuls (fuse-attention): their shape errors, which
+      // scaled_dot_product_attention does not raise for fewer key heads.
+      const bool products = ir::attention_of_products(g, n);
+      if (products) {
+        const std::string q = a(0), k = a(1), v = a(2);
+        os << "(([&] { kiln::Dims kt = " << k << ".sizes(); "
+           << "if (kt.rank() >= 2) std::swap(kt[kt.rank() - 1], kt[kt.rank() - 2]); "
+           << "kiln::Dims s, o; "
+           << "if (!kiln::gen::product_shape(kiln::gen::Product::Matmul, " << q
+           << ".sizes(), kt, {}, s)) (void)kiln::matmul(" << q << ", " << k
+           << ".transpose(-2, -1)); "
+           << "else if (!kiln::gen::product_shape(kiln::gen::Product::Matmul, s, "
+           << v << ".sizes(), {}, o)) (void)kiln::matmul(kiln::empty(s, " << q
+           << ".dtype(), " << q << ".device()), " << v << "); }(), ";
+      }
       os << "kiln::scaled_dot_product_attention(" << a(0) << ", " << a(1)
          << ", " << a(2) << ", "
          << (types[n.operands[3]].scalar ? std::string("kiln::Tensor()") : a(3))
          << ", bool(" << a(4) << ")";
-      if (n.operands.size() == 6)
+      if (n.operands.size() >= 6)
         os << ", double(" << a(5) << ")";
-      os << ");\n";
+      os << (products ? "));\n" : ");\n");
       continue;
     }
     std::string fn = std::string("kiln::") + info.name;
@@ -304,7 +319,7 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
      << "' with backend=eager: the captured graph, one eager op per node "
         "----\n"
      << "#include <kiln/attention.h>\n#include <kiln/join.h>\n#include <kiln/matmul.h>\n#include <kiln/ops.h>\n\n"
-        "#include <limits>\n\n"
+        "#include <limits>\n#include <utility>\n\n"
      << "bool " << spec.symbol << "(" << params << ") __asm__(\"" << spec.symbol
      << "\");\n"
      << "bool " << spec.symbol << "(" << params << ") {\n"

@@ -24,6 +24,11 @@
 // guard fails and the original body runs. Runs on typed graphs, before
 // decompose takes softmax apart; the unused ops it leaves, dce drops.
 //
+// Eager's matmuls raise where key or value heads are neither the query's
+// nor 1, where scaled_dot_product_attention takes fewer key heads dividing
+// the query's: the node's seventh operand (1) has the host check matmul's
+// batch rules too, so such a call runs the original body, which raises.
+//
 // What changes: the fused kernel keeps the scores in f32 (eager rounds them
 // to a 16-bit q's dtype between ops), and a row whose every key is masked
 // out is 0 where the ops give NaN (softmax of all -inf), as torch's fused
@@ -261,6 +266,8 @@ llvm::Expected<Graph> fuse_attention(const Graph &g, const PassOptions &) {
       }
       a.operands.push_back(s);
     }
+    // Written as matmuls: their batch rules (the host checks them).
+    a.operands.push_back(constant(1, DType::i64));
     map[id] = add(std::move(a));
   }
   for (NodeId o : g.outputs)

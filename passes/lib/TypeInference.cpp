@@ -279,8 +279,10 @@ llvm::Expected<Type> infer_attention(const Graph &g, const Node &n, Fail fail) {
   for (size_t i = 4; i < n.operands.size(); ++i)
     if (!g.node(n.operands[i]).type.scalar)
       return fail(std::string("'attention''s ") +
-                  (i == 4 ? "is_causal" : "scale") +
+                  (i == 4 ? "is_causal" : i == 5 ? "scale" : "products flag") +
                   " must be a host scalar, not a tensor");
+  if (n.operands.size() == 7 && g.node(n.operands[6]).op != Op::Constant)
+    return fail("'attention''s products flag must be a constant");
   if (!q.shape.ranked)
     return Type::tensor(q.dtype);
   for (const Type *t : {&q, &k, &v})

@@ -330,6 +330,20 @@ inline int run_attention(kiln::Device dev) {
     capture_compare::expect_raises("3 query heads over 2 key heads raise", [&] {
       return sdpa(input({1, 3, 4, 16}, kiln::f32, 27), kk, kk);
     });
+    // Written as matmuls, 4 query heads over 2 key heads do not broadcast
+    // (eager raises) though grouped-query attention would take them: the
+    // compiled call raises too. One key head broadcasts: compiled, fused.
+    Tensor q4 = input({1, 4, 4, 16}, kiln::f32, 28);
+    capture_compare::expect_raises("by_hand: 4 query heads over 2 key heads raise",
+                                   [&] { return by_hand(q4, kk, kk, m); });
+    capture_compare::expect_raises(
+        "by_hand_q_scaled: 4 query heads over 2 key heads raise",
+        [&] { return by_hand_q_scaled(q4, kk, kk, m); });
+    Tensor k1 = input({1, 1, 6, 16}, kiln::f32, 29),
+           v1 = input({1, 1, 6, 16}, kiln::f32, 30);
+    check("by_hand, one key head for 4 query heads", kiln::f32,
+          [&] { return V{by_hand(q4, k1, v1, m)}; }, k(1),
+          reference(q4, k1, v1, m, false, none));
   }
   return capture_compare::summary();
 }

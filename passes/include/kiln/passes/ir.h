@@ -149,16 +149,16 @@ inline bool is_view(Op op) { return op_info(op).kind == OpKind::View; }
 // Whether a node of `op` may have `n` operands.
 inline bool takes_operands(Op op, size_t n) {
   if (op == Op::Attention)
-    return n == 5 || n == 6;
+    return n >= 5 && n <= 7;
   if (op == Op::Cat)
     return n >= 2;
   int a = op_info(op).arity;
   return a < 0 ? n >= 1 : n == size_t(a);
 }
-// How many operands op takes, for messages: "2", "5 or 6", "1 or more".
+// How many operands op takes, for messages: "2", "5 to 7", "1 or more".
 inline std::string arity_text(Op op) {
   if (op == Op::Attention)
-    return "5 or 6";
+    return "5 to 7";
   if (op == Op::Cat)
     return "2 or more";
   int a = op_info(op).arity;
@@ -357,6 +357,14 @@ struct Graph {
 // A cat node's dim: its last operand, an i64 constant (infer_types checks).
 inline int64_t cat_dim(const Graph &g, const Node &cat) {
   return int64_t(g.node(cat.operands.back()).constant);
+}
+// An attention node's optional seventh operand, an i64 constant: 1 where it
+// stands for attention written as two matmuls (fuse-attention), whose batch
+// dims must broadcast as matmul's (key and value heads equal to the
+// query's, or 1) where scaled_dot_product_attention also takes fewer key
+// heads dividing the query's.
+inline bool attention_of_products(const Graph &g, const Node &n) {
+  return n.operands.size() == 7 && g.node(n.operands[6]).constant != 0;
 }
 
 // Appends nodes with checked operands. Type fields are filled by

@@ -106,11 +106,12 @@ struct RedCuda : RedModel {
                          LoopHint::Unroll));
   }
 
-  // The 16-byte load of input i in pass `pass`: with cache hints, one
-  // that a later pass reads again asks L2 to keep it, and the last pass
-  // reading what an earlier one read lets it go first; an input read in
-  // one pass only (a weight, a bias: shared by every row) loads plainly.
-  std::string vector_load(size_t i, int pass, bool hints) const {
+  // The 16-byte load of input i in pass `pass` from `at`: with cache
+  // hints, one that a later pass reads again asks L2 to keep it, and the
+  // last pass reading what an earlier one read lets it go first; an input
+  // read in one pass only (a weight, a bias: shared by every row) loads
+  // plainly.
+  Expr vector_load(size_t i, int pass, bool hints, Expr at) const {
     if (hints) {
       bool earlier = false, later = false;
       for (int q = 0; q < k.passes; ++q) {
@@ -118,11 +119,11 @@ struct RedCuda : RedModel {
         later |= q > pass && needed(k.inputs[i], q);
       }
       if (later)
-        return "kiln::gen::vec_load_keep<V>";
+        return call("kiln::gen::vec_load_keep<V>", {at, v("keep")});
       if (earlier)
-        return "kiln::gen::vec_load_last<V>";
+        return call("kiln::gen::vec_load_last<V>", {at});
     }
-    return "kiln::gen::vec_load<V>";
+    return call("kiln::gen::vec_load<V>", {at});
   }
 
   // Loads of input i for the slot starting at element e into `dst`.
@@ -130,11 +131,7 @@ struct RedCuda : RedModel {
                  bool hints) const {
     const size_t J = in_op(i);
     Expr p = numbered("in", i);
-    std::vector<Expr> args = {p + base(J) + e};
-    std::string load = vector_load(i, pass, hints);
-    if (load == "kiln::gen::vec_load_keep<V>")
-      args.push_back(v("keep"));
-    access(b, a, assign(dst, call(load, args)),
+    access(b, a, assign(dst, vector_load(i, pass, hints, p + base(J) + e)),
            assign(dst.field("v")[j], p[base(J) + elem(a, j) * rstride(J)]),
            limit);
   }

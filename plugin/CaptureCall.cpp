@@ -48,35 +48,45 @@ std::optional<ir::Op> Capturer::host_math_op(const FunctionDecl *callee) {
       {"sin", ir::Op::Sin},   {"cos", ir::Op::Cos},   {"tan", ir::Op::Tan},
       {"tanh", ir::Op::Tanh}, {"erf", ir::Op::Erf},   {"pow", ir::Op::Pow},
       {"fabs", ir::Op::Abs},  {"abs", ir::Op::Abs}};
-  for (const auto &[name, op] : kMath)
-    if (callee->getName() == name)
-      return op;
+  auto find = [&](llvm::StringRef name) -> std::optional<ir::Op> {
+    for (const auto &[math, op] : kMath)
+      if (name == math)
+        return op;
+    return std::nullopt;
+  };
+  // The name, or C's float function of it (expf, sqrtf, erff, fabsf).
+  const llvm::StringRef name = callee->getName();
+  if (std::optional<ir::Op> op = find(name))
+    return op;
+  if (name.ends_with("f"))
+    return find(name.drop_back());
   return std::nullopt;
 }
 
 // A <cmath> function of runtime scalars: the op on weak scalars, computed
 // in double (integer arguments converted, as C++ does); std::abs of an
-// integer stays an integer. Of floats, sqrt and abs only: computed in
-// double and rounded to float they are the float functions' results
-// (sqrt is correctly rounded, and double's 53 bits make the second rounding
-// innocuous; abs is exact), where exp or sin of a float computed in double
-// may differ from the float function in the last bit. Of known values it
-// folds.
+// integer stays an integer. Of floats (std::exp(float), expf, ...) the
+// graph computes in double too, its host scalars' type, and rounds to
+// float: sqrt and abs are then the float functions' results exactly (sqrt
+// is correctly rounded, and double's 53 bits make the second rounding
+// innocuous; abs is exact); exp, log, sin, pow, ... are the correctly
+// rounded value, bar a double rounding at a near-tie, where glibc's float
+// functions are within about one ulp of it (their documented bounds): the
+// compiled and the eager value may differ in a float's last bit. Of known
+// values it folds.
 std::optional<Value> Capturer::host_math(const CallExpr *c,
                                          const FunctionDecl *callee,
                                          ir::Op op) {
   QualType rt = c->getType().getCanonicalType().getUnqualifiedType();
   bool is_double = rt->isSpecificBuiltinType(BuiltinType::Double);
-  bool is_float = is_float_type(rt) &&
-                  (op == ir::Op::Sqrt || op == ir::Op::Abs);
+  bool is_float = is_float_type(rt);
   bool is_int = op == ir::Op::Abs && rt->isSignedIntegerType();
   if (!is_double && !is_float && !is_int)
     return fail_value(c->getExprLoc(),
                       "call to " + quoted(callee) + " returning '" +
                           rt.getAsString(ctx_.getPrintingPolicy()) +
-                          "' is not supported yet (of doubles it is, and "
-                          "sqrt and abs of floats: the graph computes host "
-                          "scalars in double)");
+                          "' is not supported yet (of doubles and floats it "
+                          "is: the graph computes host scalars in double)");
   if (int(c->getNumArgs()) != ir::op_info(op).arity)
     return fail_value(c->getExprLoc(),
                       "this form of " + quoted(callee) + " is not supported yet");

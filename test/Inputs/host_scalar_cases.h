@@ -63,6 +63,15 @@ COMPILE Tensor float_steps(const Tensor &x, float t, int64_t n) {
   return x * g + d + e + double(h) * 1e-3;
 }
 
+// <cmath> of floats, std:: and C's names: computed in double and rounded
+// to float (the correctly rounded value, where the float functions are
+// within their ulp bounds of it).
+COMPILE Tensor float_math(const Tensor &x, float t) {
+  float a = std::exp(t) + expf(t * 0.5f) + std::sin(t) + cosf(t) + std::log(t) +
+            std::pow(t, 1.5f) + std::tanh(t) + erff(t) + sqrtf(t) + fabsf(-t);
+  return x * a;
+}
+
 // size(d) of tensors the function computes: the host reads it from the
 // shape it computed for the kernel writing the tensor (a reduction's, a
 // GEMM's, a view's); what reads the size runs in a later kernel.
@@ -128,6 +137,8 @@ inline int run_host_scalars(kiln::Device dev) {
         check("conversions", dt, [&] { return V{conversions(x, t, n)}; }, 1, 0,
               k(3));
       }
+    for (float t : {1.0f, 0.1f, 3.0f, 7.25f})
+      check("float_math", dt, [&] { return V{float_math(x, t)}; }, 1, 0, k(1));
     for (float t : {1.0f, 0.1f, 3.0f})
       check("float_steps", dt,
             [&] { return V{float_steps(x, t, (int64_t(1) << 24) + 1)}; }, 1, 0,

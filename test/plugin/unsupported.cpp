@@ -30,8 +30,8 @@ Tensor helper(const Tensor &x);
   return 0.0; // expected-warning {{kiln: cannot compile 'not_a_tensor': returning 'double' is not supported yet (a compiled region returns tensors, pairs, tuples or aggregates of tensors); 'not_a_tensor' runs eagerly}}
 }
 
-[[kiln::compile]] Tensor float_exp(const Tensor &x, float f) {
-  return x * std::exp(f); // expected-warning {{call to 'std::exp' returning 'float' is not supported yet}}
+[[kiln::compile]] Tensor long_double_exp(const Tensor &x, long double f) {
+  return x * double(std::exp(f)); // expected-warning {{conversion of a runtime scalar to 'double' is not supported yet}}
 }
 
 double twice(double);
@@ -40,8 +40,8 @@ double twice(double);
   return x * twice(a); // expected-warning {{call to 'twice' is not supported yet (no body to inline)}}
 }
 
-[[kiln::compile]] Tensor float_math(const Tensor &x, float f) {
-  return x * std::tan(f * 2.0f); // expected-warning {{call to 'std::tan' returning 'float' is not supported yet}}
+[[kiln::compile]] Tensor floor_math(const Tensor &x, double f) {
+  return x * std::floor(f * 2.0); // expected-warning {{call to 'floor' is not supported yet (no body to inline)}}
 }
 
 [[kiln::compile]] Tensor unsigned_division(const Tensor &x, unsigned n) {

@@ -79,29 +79,9 @@ std::optional<double> evaluate_in(DType compute, Op op,
   return std::nullopt;
 }
 
-// The number of elements reduce_size counts, when every dim it counts is
-// a known extent.
-std::optional<double> fold_reduce_size(const Graph &g, const Node &n) {
-  const Shape &x = g.node(n.operands[0]).type.shape;
-  if (!x.ranked)
-    return std::nullopt;
-  ResolvedDims r = resolve_dims(n.dims, x.dims.size());
-  if (!r.error.empty())
-    return std::nullopt;
-  double count = 1;
-  for (int64_t d : r.dims) {
-    if (x.dims[d].is_symbolic())
-      return std::nullopt;
-    count *= double(x.dims[d].value);
-    if (count > double(int64_t(1) << 53)) // constants are exact up to 2^53
-      return std::nullopt;
-  }
-  return count;
-}
-
 std::optional<double> fold(const Graph &g, const Node &n) {
   if (n.op == Op::ReduceSize || n.op == Op::Size) // Size: one dim's extent
-    return fold_reduce_size(g, n);
+    return reduced_count(g, n);
   if (!is_pointwise(n.op) || !n.type.scalar)
     return std::nullopt;
   // A weak scalar's conversion (f64, f32, i64, i32, b8), as op_to

@@ -7,6 +7,7 @@
 #include <llvm/ADT/STLExtras.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace kiln::ir {
@@ -70,6 +71,27 @@ inline std::string repeated_dim_error(llvm::ArrayRef<int64_t> dims) {
         return "dims " + dims_text(dims) + " name dim " +
                std::to_string(dims[i]) + " twice";
   return "";
+}
+
+// How many elements node n (a reduction, reduce_size, or size) takes
+// together from its operand, when its shape says it: the product of the
+// reduced dims' static extents (exact: at most 2^53).
+inline std::optional<double> reduced_count(const Graph &g, const Node &n) {
+  const Shape &x = g.node(n.operands[0]).type.shape;
+  if (!x.ranked)
+    return std::nullopt;
+  ResolvedDims r = resolve_dims(n.dims, x.dims.size());
+  if (!r.error.empty())
+    return std::nullopt;
+  double count = 1;
+  for (int64_t d : r.dims) {
+    if (x.dims[d].is_symbolic())
+      return std::nullopt;
+    count *= double(x.dims[d].value);
+    if (count > double(int64_t(1) << 53)) // constants are exact up to 2^53
+      return std::nullopt;
+  }
+  return count;
 }
 
 } // namespace kiln::ir

@@ -8,6 +8,10 @@
 //           kernel (in fixed order: results are deterministic).
 #include "ReduceModel.h"
 
+#include "../ReduceDims.h"
+
+#include <optional>
+
 namespace kiln::codegen {
 
 using namespace reduce;
@@ -150,9 +154,12 @@ struct RedCuda : RedModel {
   // x<i><sub> where load_inputs put them.
   // With Access::Vector the whole slot is below `limit` (sp.vec: R is a
   // multiple of V), so the elements go unchecked.
+  // `prefix` names the accumulators; `also` is appended to each element's
+  // statements.
   void cuda_slot(Stmts &b, int pass, Expr limit,
                  const std::function<Expr(Expr)> &sub, bool loaded,
-                 Access a, bool hints) const {
+                 Access a, bool hints, const std::string &prefix = "acc",
+                 Stmts also = {}) const {
     if (!loaded) {
       for (auto [i, in] : llvm::enumerate(k.inputs))
         if (needed(in, pass))
@@ -170,7 +177,9 @@ struct RedCuda : RedModel {
     Stmts body;
     element(body, pass,
             [&](size_t i) { return sub(numbered("x", i)).field("v")[j]; },
-            [&](size_t o) { return numbered("y", o).field("v")[j]; }, r, "acc");
+            [&](size_t o) { return numbered("y", o).field("v")[j]; }, r, prefix);
+    for (Stmt &s : also)
+      body.push_back(std::move(s));
     if (a == Access::Vector)
       for (Stmt &s : body)
         each.push_back(std::move(s));
@@ -364,6 +373,54 @@ struct RedCuda : RedModel {
     return f;
   }
 
+  // A row's variance as layer norm and var decompose it: pass p sums x
+  // (`sum`), pass p + 1 sums (x - mean)^2 (`squares`), mean = sum /
+  // reduce_size, each in f32 or f64 and nothing else in either pass.
+  struct Moments {
+    NodeId sum, squares, mean, dev; // dev: x - mean
+  };
+  std::optional<Moments> moments_at(int p) const {
+    if (p + 1 >= k.passes || writes_full(p) || writes_full(p + 1))
+      return std::nullopt;
+    const std::vector<NodeId> r1 = reductions_in(p), r2 = reductions_in(p + 1);
+    if (r1.size() != 1 || r2.size() != 1)
+      return std::nullopt;
+    const ir::Node &s = g.node(r1[0]);
+    const DType dt = s.type.dtype;
+    if (dt != DType::f32 && dt != DType::f64)
+      return std::nullopt;
+    auto is = [&](NodeId id, Op op) {
+      const ir::Node &n = g.node(id);
+      return n.op == op && n.type.dtype == dt;
+    };
+    const NodeId x = s.operands[0], q = g.node(r2[0]).operands[0];
+    if (!is(r1[0], Op::Sum) || !is(r2[0], Op::Sum) ||
+        g.node(x).type.dtype != dt || !is(q, Op::Mul) || !full(q))
+      return std::nullopt;
+    const NodeId d = g.node(q).operands[0];
+    if (g.node(q).operands[1] != d || !is(d, Op::Sub) || !full(d) ||
+        g.node(d).operands[0] != x)
+      return std::nullopt;
+    // The mean divides by reduce_size, or by the constant it folded to.
+    const NodeId m = g.node(d).operands[1];
+    if (!is(m, Op::Div) || k.role[m] != Role::Reduced ||
+        g.node(m).operands[0] != r1[0])
+      return std::nullopt;
+    const ir::Node &n = g.node(g.node(m).operands[1]);
+    if (n.op != Op::ReduceSize &&
+        !(n.op == Op::Constant && ir::reduced_count(g, s) == n.constant))
+      return std::nullopt;
+    for (NodeId in : k.inputs)
+      if (needed(in, p + 1) && !needed(in, p))
+        return std::nullopt;
+    return Moments{r1[0], r2[0], m, d};
+  }
+  // The accumulator of a Moments pair's fused pass.
+  Expr moments_acc(const Moments &mo) const { return numbered("mom", mo.squares); }
+  std::string moments_type(const Moments &mo) const {
+    return "kiln::scalar::MomentAcc<" + elem_type(mo.squares) + ">";
+  }
+
   // Pass `pass` over tiles t0 .. t1-1 of the row (a tile: tpr slots, a
   // slot per thread; the caller declares tile, tiles, t0 and t1). Passes
   // alternate direction, so that a pass starts on the end of the row the
@@ -375,10 +432,11 @@ struct RedCuda : RedModel {
   // before it uses any; one that writes style.write_tiles (in the split
   // kernel one: its stores keep memory busy; four tiles there measured
   // slower: 0.2089 vs 0.2062).
-  void tiled_pass(Stmts &b, int pass, const PassStyle &style) const {
+  void tiled_pass(Stmts &b, int pass, const PassStyle &style, int read,
+                  const std::optional<Moments> &mo = std::nullopt) const {
     const Expr tile = v("tile"), tiles = v("tiles"), t0 = v("t0"),
                t1 = v("t1"), t = v("t"), u = v("u");
-    const Expr tile_at = pass % 2 ? tiles - 1 - (t + u) : t + u;
+    const Expr tile_at = read % 2 ? tiles - 1 - (t + u) : t + u;
     Stmts paths[2];
     for (Access a : {Access::Vector, Access::Scalar}) {
       const bool vec = a == Access::Vector;
@@ -392,18 +450,63 @@ struct RedCuda : RedModel {
           tl.push_back(decl_array(vec_type(in), "x" + std::to_string(i),
                                   std::to_string(n)));
       auto at_u = [&](Expr x) { return x[u]; };
-      for (int phase = 0; phase < 2; ++phase) {
-        Stmts slot;
-        if (phase == 0)
-          load_inputs(slot, pass, R, at_u, a, hints);
-        else
-          cuda_slot(slot, pass, R, at_u, true, a, hints);
+      // The n slots' statements, each under its guard.
+      auto units = [&](Stmts &into, Stmts slot) {
         Stmts unit;
         unit.push_back(decl("const", style.index, "e",
                             tile_at * tile + slot_start(a, style.index)));
         unit.push_back(if_then(t + u < t1 && e < R, std::move(slot)));
-        tl.push_back(for_loop(decl("", "int", "u", lit(0)), u < n, pre_inc(u),
-                              std::move(unit), LoopHint::Unroll));
+        into.push_back(for_loop(decl("", "int", "u", lit(0)), u < n,
+                                pre_inc(u), std::move(unit), LoopHint::Unroll));
+      };
+      Stmts loads;
+      load_inputs(loads, pass, R, at_u, a, hints);
+      units(tl, std::move(loads));
+      if (!mo) {
+        Stmts slot;
+        cuda_slot(slot, pass, R, at_u, true, a, hints);
+        units(tl, std::move(slot));
+      } else {
+        // The loaded slots' sum and an estimate c of their mean, then their
+        // deviations from c, d, as the corrected two-pass algorithm takes
+        // them: mean = c + sum(d) / n, m2 = sum(d^2) - sum(d)^2 / n
+        // (exact for any c: the mean's rounding costs nothing), merged
+        // into the thread's moments with c as the shift: what the merge
+        // subtracts is small, whatever the data's offset (f32 rows of
+        // mean 1000 lost 3e-6 of their variance with the mean as a plain
+        // f32 value). The vector path's slots are V elements, all in the
+        // row.
+        const Expr cn = v("cn"), cr = v("cr");
+        declare_accumulators(tl, pass, "cs");
+        tl.push_back(decl("", "int", "cn", lit(0), "elements loaded"));
+        Stmts sums;
+        cuda_slot(sums, pass, R, at_u, true, a, hints, "cs");
+        sums.push_back(assign(cn, V, "+="));
+        units(tl, std::move(sums));
+        const std::string t = value_type(g.node(mo->mean));
+        const Expr inv = v("inv");
+        Stmts chunk, squares;
+        // 1 / n by MUFU.RCP in f32 (2^-22): c may be any estimate, and
+        // sum(d) / n is small.
+        chunk.push_back(decl("const", t, "inv",
+                             t == "float" ? call("__fdividef", {lit("1.0f"), cast(t, cn)})
+                                          : cast(t, lit(1)) / cast(t, cn)));
+        chunk.push_back(decl("const", t, print(value_var(mo->mean)),
+                             acc(mo->sum, "cs") * inv,
+                             "about the mean of the loaded slots"));
+        declare_accumulators(chunk, pass + 1, "cq");
+        chunk.push_back(decl("", t, "cr", cast(t, lit(0)),
+                             "the deviations' sum"));
+        cuda_slot(squares, pass + 1, R, at_u, true, a, hints, "cq",
+                  {assign(cr, value_var(mo->dev), "+=")});
+        units(chunk, std::move(squares));
+        chunk.push_back(accumulate(
+            "sum_sq_dev", moments_acc(*mo), moments_acc(*mo),
+            typed_braces(moments_type(*mo),
+                         {value_var(mo->mean), cr * inv,
+                          acc(mo->squares, "cq") - cr * cr * inv,
+                          cast(t, cn)})));
+        tl.push_back(if_then(cn > lit(0), std::move(chunk)));
       }
       paths[vec ? 0 : 1].push_back(
           for_loop(decl("", style.index, "t", t0), t < t1,
@@ -476,12 +579,42 @@ struct RedCuda : RedModel {
     Stmts rowb;
     row_setup(rowb);
     prologue(rowb);
-    for (int p = 0; p < k.passes; ++p) {
-      rowb.push_back(comment("pass " + std::to_string(p)));
+    for (int p = 0, read = 0; p < k.passes; ++p, ++read) {
+      const std::optional<Moments> mo = vec ? moments_at(p) : std::nullopt;
+      if (!mo) {
+        rowb.push_back(comment("pass " + std::to_string(p)));
+        declare_accumulators(rowb, p);
+        tiled_pass(rowb, p, style, read);
+        row_reduce(rowb, p);
+        epilogue(rowb, p, reduced_store(lane == lit(0)));
+        continue;
+      }
+      // A row's sum and its squared deviations from the mean in one read
+      // (layer norm: two reads of the row where the decomposition makes
+      // three): each thread's moments merge those of its loaded slots,
+      // each slot's taken about its own mean in registers (Chan, Golub
+      // and LeVeque), then the block's merge; the sum is n times the mean.
+      // Welford's update per element (kiln::scalar::combine_sum_sq_dev)
+      // costs a division an element; this costs one per kTiles slots.
+      rowb.push_back(comment("passes " + std::to_string(p) + " and " +
+                             std::to_string(p + 1) + " in one read"));
       declare_accumulators(rowb, p);
-      tiled_pass(rowb, p, style);
-      row_reduce(rowb, p);
+      declare_accumulators(rowb, p + 1);
+      rowb.push_back(decl("", moments_type(*mo), print(moments_acc(*mo)),
+                          call("kiln::scalar::init_sum_sq_dev<" +
+                                   elem_type(mo->squares) + ">",
+                               {})));
+      tiled_pass(rowb, p, style, read, mo);
+      rowb.push_back(low::row_reduce("sum_sq_dev", moments_type(*mo),
+                                     moments_acc(*mo), tpr, smem));
+      const std::string t = elem_type(mo->sum);
+      rowb.push_back(assign(acc(mo->sum), (moments_acc(*mo).field("shift") +
+                                           moments_acc(*mo).field("mean")) *
+                                              cast(t, R)));
+      rowb.push_back(assign(acc(mo->squares), moments_acc(*mo).field("m2")));
       epilogue(rowb, p, reduced_store(lane == lit(0)));
+      epilogue(rowb, p + 1, reduced_store(lane == lit(0)));
+      ++p;
     }
     b.push_back(for_loop(decl("", "int64_t", "row", v("blockIdx.x")),
                          row < sp.field("rows"),
@@ -557,7 +690,7 @@ struct RedCuda : RedModel {
       b.push_back(comment("pass " + std::to_string(launch) +
                           " over this block's tiles"));
       declare_accumulators(b, launch);
-      tiled_pass(b, launch, PassStyle{});
+      tiled_pass(b, launch, PassStyle{}, launch);
       row_reduce(b, launch);
       for (NodeId r : reductions_in(launch))
         b.push_back(if_then(lane == lit(0),

@@ -346,6 +346,10 @@ KILN_HD inline MomentAcc<A> combine_sum_sq_dev(MomentAcc<A> a, A x) {
   return {shift, mean, a.m2 + d * (y - mean), n};
 }
 // Two partial results (either may be empty); the result keeps a's shift.
+// b's weight in the merge, b.n / n, by MUFU.RCP's division in f32 on the
+// GPU (relative error 2^-22, in the size of a step that is itself a
+// rounding's worth of the result at most): the loop kernel merges a
+// thread's slots every kTiles slots, and a block's threads in a tree.
 template <class A>
 KILN_HD inline MomentAcc<A> combine_sum_sq_dev(MomentAcc<A> a,
                                                MomentAcc<A> b) {
@@ -354,7 +358,15 @@ KILN_HD inline MomentAcc<A> combine_sum_sq_dev(MomentAcc<A> a,
   if (a.n == A(0))
     return b;
   const A n = a.n + b.n;
+#ifdef __CUDA_ARCH__
+  A f;
+  if constexpr (sizeof(A) == 4)
+    f = __fdividef(b.n, n);
+  else
+    f = b.n / n;
+#else
   const A f = b.n / n;
+#endif
   const A d = (b.shift - a.shift) + (b.mean - a.mean);
   return {a.shift, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f, n};
 }

@@ -227,21 +227,16 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
       continue;
     }
     if (n.op == Op::Attention) { // a scalar mask operand: none
-      // Written as matmuls (fuse-attention): their shape errors, which
-      // scaled_dot_product_attention does not raise for fewer key heads.
-      const bool products = ir::attention_of_products(g, n);
-      if (products) {
-        const std::string q = a(0), k = a(1), v = a(2);
-        os << "(([&] { kiln::Dims kt = " << k << ".sizes(); "
-           << "if (kt.rank() >= 2) std::swap(kt[kt.rank() - 1], kt[kt.rank() - 2]); "
-           << "kiln::Dims s, o; "
-           << "if (!kiln::gen::product_shape(kiln::gen::Product::Matmul, " << q
-           << ".sizes(), kt, {}, s)) (void)kiln::matmul(" << q << ", " << k
-           << ".transpose(-2, -1)); "
-           << "else if (!kiln::gen::product_shape(kiln::gen::Product::Matmul, s, "
-           << v << ".sizes(), {}, o)) (void)kiln::matmul(kiln::empty(s, " << q
-           << ".dtype(), " << q << ".device()), " << v << "); }(), ";
-      }
+      // Written as matmuls or bmms (fuse-attention): their shape errors,
+      // which scaled_dot_product_attention does not raise for fewer key
+      // heads (or for other ranks than bmm's 3).
+      const ir::AttentionProducts kind = ir::attention_products(g, n);
+      const bool products = kind != ir::AttentionProducts::None;
+      if (products)
+        os << "(kiln::gen::check_attention_products("
+           << (kind == ir::AttentionProducts::Bmm ? "kiln::gen::Product::Bmm"
+                                                  : "kiln::gen::Product::Matmul")
+           << ", " << a(0) << ", " << a(1) << ", " << a(2) << "), ";
       os << "kiln::scaled_dot_product_attention(" << a(0) << ", " << a(1)
          << ", " << a(2) << ", "
          << (types[n.operands[3]].scalar ? std::string("kiln::Tensor()") : a(3))

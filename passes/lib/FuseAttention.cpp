@@ -3,13 +3,13 @@
 // torch.compile's SDPA pattern matcher does. The pattern, softmax over the
 // last dim:
 //
-//   softmax(matmul(q [* s | / s], transpose(k, -2, -1)) [* s | / s]
-//           [+ m | where(b, ., -inf)], -1) @ v
+//   softmax(matmul(q [* s | / s], transpose(k [* s | / s], -2, -1) [* s | / s])
+//           [* s | / s] [+ m | where(b, ., -inf)], -1) @ v
 //
 // with s a host scalar, m an additive mask of q's dtype, b a bool mask, and
 // the scores, their scaled and masked values and the probabilities used
-// only here; the scale may be on q before the product, on the scores, or
-// both (then their product). The softmax may also run in f32 over 16-bit
+// only here; the scale may be on q or k before the product (on k before or
+// after the transpose), on the scores, or on several (then their product). The softmax may also run in f32 over 16-bit
 // scores, as model code often writes it:
 //
 //   softmax(scores.to(f32), -1).to(q's dtype) @ v
@@ -24,10 +24,14 @@
 // guard fails and the original body runs. Runs on typed graphs, before
 // decompose takes softmax apart; the unused ops it leaves, dce drops.
 //
+// The two products may be bmms instead (3-D q, k and v, one batch size):
+// the same attention.
+//
 // Eager's matmuls raise where key or value heads are neither the query's
 // nor 1, where scaled_dot_product_attention takes fewer key heads dividing
-// the query's: the node's seventh operand (1) has the host check matmul's
-// batch rules too, so such a call runs the original body, which raises.
+// the query's (bmm's where q, k and v are not 3-D of one batch): the node's
+// seventh operand (ir::AttentionProducts) has the host check the products'
+// rules too, so such a call runs the original body, which raises.
 //
 // What changes: the fused kernel keeps the scores in f32 (eager rounds them
 // to a 16-bit q's dtype between ops), and a row whose every key is masked
@@ -50,6 +54,7 @@ struct Match {
   // Host scalars the scores are multiplied by (false) or divided by (true);
   // none: a scale of 1.
   llvm::SmallVector<std::pair<NodeId, bool>, 2> factors;
+  Op product = Op::Matmul; // both products: matmul, or bmm
 };
 
 class Matcher {
@@ -57,9 +62,10 @@ public:
   explicit Matcher(const Graph &g) : g_(g), uses_(g.use_counts()) {}
 
   std::optional<Match> match(const Node &pv) const {
-    if (pv.op != Op::Matmul)
+    if (pv.op != Op::Matmul && pv.op != Op::Bmm)
       return std::nullopt;
     Match m;
+    m.product = pv.op;
     m.v = pv.operands[1];
     NodeId p = pv.operands[0];
     // softmax(widened scores).to(q's dtype): the softmax in f32.
@@ -69,9 +75,12 @@ public:
     const Node &P = g_.node(p);
     if (P.op != Op::Softmax || !once(p))
       return std::nullopt;
-    // The rank when known (-1: not; then dims must count from the end).
-    const int64_t r =
-        P.type.shape.ranked ? int64_t(P.type.shape.dims.size()) : -1;
+    // The rank when known (-1: not; then dims must count from the end);
+    // bmm's operands are 3-D (eager raises otherwise, and so does the
+    // host's check of bmm's rules).
+    const int64_t r = P.type.shape.ranked ? int64_t(P.type.shape.dims.size())
+                      : m.product == Op::Bmm ? 3
+                                             : -1;
     if ((r >= 0 && r < 2) || P.dims.size() != 1 ||
         (P.dims[0] != -1 && (r < 0 || P.dims[0] != r - 1)))
       return std::nullopt;
@@ -175,15 +184,21 @@ private:
       return false;
     }
     const Node &S = g_.node(s);
-    if (S.op != Op::Matmul)
+    if (S.op != m.product)
       return false;
-    const Node &kt = g_.node(S.operands[1]);
+    // k^T scaled after the transpose (q @ (k^T * s)), used only here.
+    NodeId kt_id = S.operands[1];
+    if (once(kt_id))
+      if (NodeId t = scaled(kt_id, m); t >= 0)
+        kt_id = t;
+    const Node &kt = g_.node(kt_id);
     if (kt.op != Op::Transpose)
       return false;
     // The last two dims: counted from the end, or from the front when the
     // rank is known.
-    const int64_t r =
-        kt.type.shape.ranked ? int64_t(kt.type.shape.dims.size()) : 0;
+    const int64_t r = kt.type.shape.ranked ? int64_t(kt.type.shape.dims.size())
+                      : m.product == Op::Bmm ? 3
+                                             : 0;
     int64_t d[2];
     for (int i = 0; i < 2; ++i) {
       const Node &c = g_.node(kt.operands[1 + i]);
@@ -200,6 +215,11 @@ private:
       if (NodeId t = scaled(m.q, m); t >= 0)
         m.q = t;
     m.k = kt.operands[0];
+    // k scaled before the transpose ((k * s)^T), the transposed scaled k
+    // and the scaled k used only here.
+    if (once(kt_id) && once(m.k))
+      if (NodeId t = scaled(m.k, m); t >= 0)
+        m.k = t;
     return true;
   }
 
@@ -266,8 +286,11 @@ llvm::Expected<Graph> fuse_attention(const Graph &g, const PassOptions &) {
       }
       a.operands.push_back(s);
     }
-    // Written as matmuls: their batch rules (the host checks them).
-    a.operands.push_back(constant(1, DType::i64));
+    // Written as matmuls or bmms: their batch rules (the host checks them).
+    a.operands.push_back(constant(double(m->product == Op::Bmm
+                                             ? AttentionProducts::Bmm
+                                             : AttentionProducts::Matmul),
+                                  DType::i64));
     map[id] = add(std::move(a));
   }
   for (NodeId o : g.outputs)

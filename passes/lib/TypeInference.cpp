@@ -281,8 +281,13 @@ llvm::Expected<Type> infer_attention(const Graph &g, const Node &n, Fail fail) {
       return fail(std::string("'attention''s ") +
                   (i == 4 ? "is_causal" : i == 5 ? "scale" : "products flag") +
                   " must be a host scalar, not a tensor");
-  if (n.operands.size() == 7 && g.node(n.operands[6]).op != Op::Constant)
-    return fail("'attention''s products flag must be a constant");
+  if (n.operands.size() == 7) {
+    const Node &f = g.node(n.operands[6]);
+    if (f.op != Op::Constant ||
+        (f.constant != 0 && f.constant != 1 && f.constant != 2))
+      return fail("'attention''s products flag must be a constant 0 (none), "
+                  "1 (two matmuls) or 2 (two bmms)");
+  }
   if (!q.shape.ranked)
     return Type::tensor(q.dtype);
   for (const Type *t : {&q, &k, &v})

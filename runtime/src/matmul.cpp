@@ -523,6 +523,36 @@ bool product_shape(Product p, const Dims &a, const Dims &b,
   return true;
 }
 
+bool attention_products_shape(Product p, const Dims &q, const Dims &k,
+                              const Dims &v) {
+  const int r = k.rank();
+  if (r < 2)
+    return false; // k.transpose(-2, -1) raises
+  Dims kt = k, s, o;
+  std::swap(kt[r - 1], kt[r - 2]);
+  return product_shape(p, q, kt, {}, s) && product_shape(p, s, v, {}, o);
+}
+
+void check_attention_products(Product p, const Tensor &q, const Tensor &k,
+                              const Tensor &v) {
+  if (attention_products_shape(p, q.sizes(), k.sizes(), v.sizes()))
+    return;
+  auto eager = [p](const Tensor &a, const Tensor &b) {
+    return p == Product::Bmm ? bmm(a, b) : matmul(a, b);
+  };
+  // Each raises where its product_shape fails (an empty tensor of the
+  // scores' shape stands in for them).
+  const Tensor kt = k.transpose(-2, -1);
+  Dims s;
+  if (!product_shape(p, q.sizes(), kt.sizes(), {}, s))
+    (void)eager(q, kt);
+  else
+    (void)eager(empty(s, q.dtype(), q.device()), v);
+  detail::fail("attention written as %s: operands of shapes the products "
+               "do not take",
+               p == Product::Bmm ? "bmm" : "matmul");
+}
+
 Tensor product(Product p, const Tensor &a, const Tensor &b, const Tensor &bias,
                const Tensor &addend, rt::Epilogue act) {
   // bmm's operands passed product_shape: 3-D, one batch; as matmul's then.

@@ -89,6 +89,24 @@ COMPILE Tensor by_hand_q_scaled(const Tensor &q, const Tensor &k,
                           k.transpose(-2, -1));
   return kiln::matmul(kiln::softmax(s + m, -1), v);
 }
+// Written with bmm over [batch * heads, L, E]: the same fused kernel.
+COMPILE Tensor by_hand_bmm(const Tensor &q, const Tensor &k, const Tensor &v,
+                           double scale) {
+  Tensor s = kiln::bmm(q, k.transpose(1, 2)) * scale;
+  return kiln::bmm(kiln::softmax(s, -1), v);
+}
+// The scale on k instead, before the transpose or after it.
+COMPILE Tensor by_hand_k_scaled(const Tensor &q, const Tensor &k,
+                                const Tensor &v, const Tensor &m) {
+  const double scale = 1.0 / std::sqrt(double(q.size(-1)));
+  Tensor s = kiln::matmul(q, (k * scale).transpose(-2, -1));
+  return kiln::matmul(kiln::softmax(s + m, -1), v);
+}
+COMPILE Tensor by_hand_kt_scaled(const Tensor &q, const Tensor &k,
+                                 const Tensor &v, const Tensor &m) {
+  Tensor s = kiln::matmul(q, k.transpose(-2, -1) / std::sqrt(double(q.size(-1))));
+  return kiln::matmul(kiln::softmax(s + m, -1), v);
+}
 COMPILE Tensor by_hand_f32_softmax(const Tensor &q, const Tensor &k,
                                    const Tensor &v, const Tensor &m) {
   Tensor s = kiln::matmul(q, k.transpose(-2, -1)) *
@@ -231,6 +249,20 @@ inline int run_attention(kiln::Device dev) {
       check("by_hand_q_scaled" + at, dt,
             [&] { return V{by_hand_q_scaled(q, kk, v, am)}; }, k(1),
             reference(q, kk, v, am, false, none));
+      check("by_hand_k_scaled" + at, dt,
+            [&] { return V{by_hand_k_scaled(q, kk, v, am)}; }, k(1),
+            reference(q, kk, v, am, false, none));
+      check("by_hand_kt_scaled" + at, dt,
+            [&] { return V{by_hand_kt_scaled(q, kk, v, am)}; }, k(1),
+            reference(q, kk, v, am, false, none));
+      {
+        Tensor q3 = q.reshape({s.B * s.H, s.L, s.E}),
+               k3 = kk.reshape({s.B * s.H, s.S, s.E}),
+               v3 = v.reshape({s.B * s.H, s.S, s.E});
+        check("by_hand_bmm" + at, dt,
+              [&] { return V{by_hand_bmm(q3, k3, v3, 0.125)}; }, k(1),
+              reference(q3, k3, v3, Tensor(), false, 0.125));
+      }
       // (An f64 q narrowed to f32 for the softmax stays as written.)
       if (dt != kiln::DType::f64)
         check("by_hand_f32_softmax" + at, dt,
@@ -341,6 +373,14 @@ inline int run_attention(kiln::Device dev) {
         [&] { return by_hand_q_scaled(q4, kk, kk, m); });
     Tensor k1 = input({1, 1, 6, 16}, kiln::f32, 29),
            v1 = input({1, 1, 6, 16}, kiln::f32, 30);
+    // Written with bmm: 4-D operands raise, and so does one key batch for
+    // two query batches (bmm does not broadcast; attention would).
+    capture_compare::expect_raises("by_hand_bmm: 4-D operands raise",
+                                   [&] { return by_hand_bmm(q4, k1, v1, 0.25); });
+    capture_compare::expect_raises("by_hand_bmm: 1 key batch for 2 raises", [&] {
+      Tensor k3 = input({1, 6, 16}, kiln::f32, 33);
+      return by_hand_bmm(input({2, 4, 16}, kiln::f32, 34), k3, k3, 0.25);
+    });
     check("by_hand, one key head for 4 query heads", kiln::f32,
           [&] { return V{by_hand(q4, k1, v1, m)}; }, k(1),
           reference(q4, k1, v1, m, false, none));

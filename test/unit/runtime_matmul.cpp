@@ -485,6 +485,40 @@ TEST(CompiledProduct, ShapeIsFalseWhereEagerRaisesOrTheResultGrows) {
   EXPECT_FALSE(gen::product_shape(Product::Bmm, {4, 5, 3}, {4, 2, 6}, {}, out));
 }
 
+// Attention written as two products: what eager's products take, which is
+// less than the attention kernel takes (fewer key heads; bmm's ranks).
+TEST(CompiledProduct, AttentionProductsTakeWhatEagersProductsTake) {
+  using gen::Product;
+  // q [B, H, L, E], k and v [B, Hk, S, E]: heads equal or 1 for matmul.
+  EXPECT_TRUE(gen::attention_products_shape(Product::Matmul, {2, 4, 5, 8},
+                                            {2, 4, 7, 8}, {2, 4, 7, 8}));
+  EXPECT_TRUE(gen::attention_products_shape(Product::Matmul, {2, 4, 5, 8},
+                                            {2, 1, 7, 8}, {2, 1, 7, 6}));
+  EXPECT_FALSE(gen::attention_products_shape(Product::Matmul, {2, 4, 5, 8},
+                                             {2, 2, 7, 8}, {2, 2, 7, 8}));
+  EXPECT_FALSE(gen::attention_products_shape(Product::Matmul, {2, 4, 5, 8},
+                                             {2, 4, 7, 9}, {2, 4, 7, 8}));
+  EXPECT_FALSE(gen::attention_products_shape(Product::Matmul, {2, 4, 5, 8},
+                                             {2, 4, 7, 8}, {2, 4, 6, 8}));
+  EXPECT_FALSE(gen::attention_products_shape(Product::Matmul, {8}, {8}, {8}));
+  // bmm: 3-D, one batch.
+  EXPECT_TRUE(gen::attention_products_shape(Product::Bmm, {6, 5, 8}, {6, 7, 8},
+                                            {6, 7, 3}));
+  EXPECT_FALSE(gen::attention_products_shape(Product::Bmm, {6, 5, 8}, {1, 7, 8},
+                                             {1, 7, 3}));
+  EXPECT_FALSE(gen::attention_products_shape(Product::Bmm, {1, 6, 5, 8},
+                                             {1, 6, 7, 8}, {1, 6, 7, 3}));
+  // The op-by-op backend raises eager's errors, and nothing where they fit.
+  Tensor q = kiln::zeros({2, 4, 5, 8}), k = kiln::zeros({2, 2, 7, 8}),
+         k1 = kiln::zeros({2, 1, 7, 8});
+  EXPECT_NO_THROW(gen::check_attention_products(Product::Matmul, q, k1, k1));
+  EXPECT_THROW(gen::check_attention_products(Product::Matmul, q, k, k), Error);
+  EXPECT_THROW(gen::check_attention_products(Product::Bmm, q, k1, k1), Error);
+  Tensor q3 = kiln::zeros({6, 5, 8}), k3 = kiln::zeros({6, 7, 8}),
+         v3 = kiln::zeros({6, 6, 8});
+  EXPECT_THROW(gen::check_attention_products(Product::Bmm, q3, k3, v3), Error);
+}
+
 // --- rt::gemm directly: epilogues, separate C, f32 output of half inputs ---
 
 TEST_P(Matmul, GemmEntryEpiloguesAndOutputs) {

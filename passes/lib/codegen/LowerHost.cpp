@@ -457,28 +457,22 @@ struct Host {
                     : std::string()),
         "the shapes of " + ops + " do not fit attention" +
             (masked ? ", or the mask does not broadcast to the scores" : "")));
-    if (!ir::attention_of_products(g, pn))
+    const ir::AttentionProducts products = ir::attention_products(g, pn);
+    if (products == ir::AttentionProducts::None)
       return;
     // Written as q @ k^T and p @ v: matmul's batch rules as well (key and
-    // value heads the query's or 1). Ranks are >= 2 here (attention_shape).
-    const std::string kt = "kt" + std::to_string(ki),
-                      st = "st" + std::to_string(ki),
-                      ot = "ot" + std::to_string(ki);
-    const Expr ktx = nm(kt), last = method(ktx, "rank") - lit(1);
-    body.push_back(decl("", "kiln::Dims", kt, sizes_of(pn.operands[1])));
-    body.push_back(eval(call("std::swap", {ktx[last], ktx[last - lit(1)]})));
-    body.push_back(decl("", "kiln::Dims", st));
-    body.push_back(decl("", "kiln::Dims", ot));
-    const Expr mm = nm("kiln::gen::Product::Matmul");
+    // value heads the query's or 1), or bmm's (3-D, one batch).
+    const bool bmm = products == ir::AttentionProducts::Bmm;
     body.push_back(fail_if(
-        lnot(call("kiln::gen::product_shape",
-                  {mm, sizes_of(pn.operands[0]), ktx, braces({}), nm(st)}) &&
-             call("kiln::gen::product_shape",
-                  {mm, nm(st), sizes_of(pn.operands[2]), braces({}), nm(ot)})),
-        kernel_label(ki) + "the shapes of " + ops +
-            " fit the two matmuls the attention was written as",
-        "the shapes of " + ops +
-            " do not fit the matmuls the attention was written as"));
+        lnot(call("kiln::gen::attention_products_shape",
+                  {nm(bmm ? "kiln::gen::Product::Bmm"
+                          : "kiln::gen::Product::Matmul"),
+                   sizes_of(pn.operands[0]), sizes_of(pn.operands[1]),
+                   sizes_of(pn.operands[2])})),
+        kernel_label(ki) + "the shapes of " + ops + " fit the two " +
+            (bmm ? "bmms" : "matmuls") + " the attention was written as",
+        "the shapes of " + ops + " do not fit the " +
+            (bmm ? "bmms" : "matmuls") + " the attention was written as"));
   }
 
   // cat's result shape: the tensors fit (eager raises otherwise: its

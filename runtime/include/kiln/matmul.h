@@ -62,6 +62,18 @@ enum class Product : uint8_t { Matmul, Linear, Bmm };
 bool product_shape(Product p, const Dims &a, const Dims &b,
                    std::initializer_list<const Dims *> addends, Dims &out);
 
+// Attention written as two products, p(q, k^T) then p(scores, v) (matmul's
+// rules or bmm's), which the compiler made one attention kernel: whether
+// eager's two products take these shapes. The attention kernel takes more
+// (key heads dividing the query's where matmul wants them equal or 1; for
+// bmm, ranks other than 3), so the host code checks this too.
+bool attention_products_shape(Product p, const Dims &q, const Dims &k,
+                              const Dims &v);
+// Raises what eager's two products raise on these operands; returns where
+// attention_products_shape holds (the compiler's op-by-op backend).
+void check_attention_products(Product p, const Tensor &q, const Tensor &k,
+                              const Tensor &v);
+
 // act(p(a, b) + bias + addend) (bias and addend may be undefined), as one
 // library call where the layouts allow: an addend of one value per output
 // column is the GEMM's bias, another one is added as beta * C, read in

@@ -358,13 +358,19 @@ struct Graph {
 inline int64_t cat_dim(const Graph &g, const Node &cat) {
   return int64_t(g.node(cat.operands.back()).constant);
 }
-// An attention node's optional seventh operand, an i64 constant: 1 where it
-// stands for attention written as two matmuls (fuse-attention), whose batch
-// dims must broadcast as matmul's (key and value heads equal to the
-// query's, or 1) where scaled_dot_product_attention also takes fewer key
-// heads dividing the query's.
+// An attention node's optional seventh operand, an i64 constant: what it
+// was written as (fuse-attention). Two matmuls: their batch dims must
+// broadcast as matmul's (key and value heads equal to the query's, or 1)
+// where scaled_dot_product_attention also takes fewer key heads dividing
+// the query's; two bmms: q, k and v 3-D, of one batch size.
+enum class AttentionProducts : int { None = 0, Matmul = 1, Bmm = 2 };
+inline AttentionProducts attention_products(const Graph &g, const Node &n) {
+  return n.operands.size() == 7
+             ? AttentionProducts(int(g.node(n.operands[6]).constant))
+             : AttentionProducts::None;
+}
 inline bool attention_of_products(const Graph &g, const Node &n) {
-  return n.operands.size() == 7 && g.node(n.operands[6]).constant != 0;
+  return attention_products(g, n) != AttentionProducts::None;
 }
 
 // Appends nodes with checked operands. Type fields are filled by

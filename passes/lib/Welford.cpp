@@ -19,6 +19,7 @@
 // counts x's elements instead).
 #include <kiln/passes/passes.h>
 
+#include "CentredSquares.h"
 #include "ReduceDims.h"
 #include "Rewrite.h"
 #include "RewriteUtil.h"
@@ -46,33 +47,19 @@ bool over_all_dims(const Graph &g, const Node &s) {
 }
 
 // The x of `sum(mul(d, d))` with d = sub(x, div(sum(x, keepdim), n)) and
-// n = reduce_size(x), all over `s`'s dims; -1 when `s` is not that.
+// n = reduce_size(x), all over `s`'s dims, which are all of x's; -1 when
+// `s` is not that.
 NodeId centred_square_sum(const Graph &g, const Node &s,
                           llvm::ArrayRef<NodeId> operands) {
-  if (s.op != Op::Sum || !is_floating(s.type.dtype) || !over_all_dims(g, s))
+  if (!over_all_dims(g, s))
     return -1;
-  const DType dt = s.type.dtype;
-  auto is = [&](NodeId id, Op op) {
-    const Node &n = g.node(id);
-    return n.op == op && !n.type.scalar && n.type.dtype == dt;
-  };
-  const NodeId q = operands[0];
-  if (!is(q, Op::Mul) || g.node(q).operands[0] != g.node(q).operands[1])
+  const std::optional<CentredSquares> c = centred_squares(g, s, operands[0]);
+  if (!c)
     return -1;
-  const NodeId d = g.node(q).operands[0];
-  if (!is(d, Op::Sub))
+  const Node &n = g.node(c->count);
+  if (n.op != Op::ReduceSize || n.operands[0] != c->x || n.dims != s.dims)
     return -1;
-  const NodeId x = g.node(d).operands[0], m = g.node(d).operands[1];
-  if (g.node(x).type.scalar || g.node(x).type.dtype != dt || !is(m, Op::Div))
-    return -1;
-  const Node &sum = g.node(g.node(m).operands[0]);
-  const Node &n = g.node(g.node(m).operands[1]);
-  if (!is(g.node(m).operands[0], Op::Sum) || !sum.keepdim ||
-      sum.operands[0] != x || sum.dims != s.dims)
-    return -1;
-  if (n.op != Op::ReduceSize || n.operands[0] != x || n.dims != s.dims)
-    return -1;
-  return x;
+  return c->x;
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 //           kernel (in fixed order: results are deterministic).
 #include "ReduceModel.h"
 
+#include "../CentredSquares.h"
 #include "../ReduceDims.h"
 
 #include <optional>
@@ -385,35 +386,22 @@ struct RedCuda : RedModel {
     const std::vector<NodeId> r1 = reductions_in(p), r2 = reductions_in(p + 1);
     if (r1.size() != 1 || r2.size() != 1)
       return std::nullopt;
-    const ir::Node &s = g.node(r1[0]);
-    const DType dt = s.type.dtype;
-    if (dt != DType::f32 && dt != DType::f64)
-      return std::nullopt;
-    auto is = [&](NodeId id, Op op) {
-      const ir::Node &n = g.node(id);
-      return n.op == op && n.type.dtype == dt;
-    };
-    const NodeId x = s.operands[0], q = g.node(r2[0]).operands[0];
-    if (!is(r1[0], Op::Sum) || !is(r2[0], Op::Sum) ||
-        g.node(x).type.dtype != dt || !is(q, Op::Mul) || !full(q))
-      return std::nullopt;
-    const NodeId d = g.node(q).operands[0];
-    if (g.node(q).operands[1] != d || !is(d, Op::Sub) || !full(d) ||
-        g.node(d).operands[0] != x)
+    const ir::Node &s = g.node(r2[0]);
+    const std::optional<ir::CentredSquares> c =
+        ir::centred_squares(g, s, s.operands[0]);
+    if (!c || c->sum != r1[0] ||
+        (s.type.dtype != DType::f32 && s.type.dtype != DType::f64) ||
+        !full(s.operands[0]) || !full(c->dev) || k.role[c->mean] != Role::Reduced)
       return std::nullopt;
     // The mean divides by reduce_size, or by the constant it folded to.
-    const NodeId m = g.node(d).operands[1];
-    if (!is(m, Op::Div) || k.role[m] != Role::Reduced ||
-        g.node(m).operands[0] != r1[0])
-      return std::nullopt;
-    const ir::Node &n = g.node(g.node(m).operands[1]);
+    const ir::Node &n = g.node(c->count);
     if (n.op != Op::ReduceSize &&
-        !(n.op == Op::Constant && ir::reduced_count(g, s) == n.constant))
+        !(n.op == Op::Constant && ir::reduced_count(g, g.node(c->sum)) == n.constant))
       return std::nullopt;
     for (NodeId in : k.inputs)
       if (needed(in, p + 1) && !needed(in, p))
         return std::nullopt;
-    return Moments{r1[0], r2[0], m, d};
+    return Moments{r1[0], r2[0], c->mean, c->dev};
   }
   // The accumulator of a Moments pair's fused pass.
   Expr moments_acc(const Moments &mo) const { return numbered("mom", mo.squares); }

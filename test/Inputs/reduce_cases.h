@@ -68,11 +68,15 @@ inline void run_all(kiln::Device dev) {
   // slots) are groups of fewer than 32 threads holding several rows at
   // once: 8 and 16 columns (one or two threads a row), 24 (a group with an
   // idle thread), 64 and 128; row counts that leave the last groups of a
-  // warp without a row.
-  const Shape shapes[] = {{1, 1},      {7, 1},      {5, 33},     {64, 1024},
-                          {3, 4096},   {2, 20000},  {1, 70000},  {300, 129},
-                          {300, 8192}, {300, 20000}, {1000, 8},  {777, 16},
-                          {2049, 24},  {999, 64},   {4001, 128}};
+  // warp without a row. Rows that cannot be read 16 bytes at a time (odd
+  // lengths) take the element-by-element twins of the same kernels: a warp
+  // per row (197), groups of 16 threads holding several rows (33), a block
+  // per row (4095), the loop kernel (20001).
+  const Shape shapes[] = {{1, 1},      {7, 1},      {5, 33},      {64, 1024},
+                          {3, 4096},   {2, 20000},  {1, 70000},   {300, 129},
+                          {300, 8192}, {300, 20000}, {1000, 8},   {777, 16},
+                          {2049, 24},  {999, 64},   {4001, 128},  {2049, 197},
+                          {4001, 33},  {300, 4095}, {300, 20001}};
   for (kiln::DType dt : {kiln::f32, kiln::bf16, kiln::f16, kiln::f64}) {
     for (Shape s : shapes) {
       Tensor x = input({s.rows, s.cols}, dt, dev);
@@ -107,7 +111,8 @@ inline void run_all(kiln::Device dev) {
   // by rows (two passes) and over the whole tensor (one pass of Welford's
   // update, on x less its first element; split over blocks on a GPU). (Not layer norm: there x - mean differs by the mean's rounding,
   // 3e-5 at 1000, whichever order sums the row, eager's or the kernel's.)
-  for (Shape s : {Shape{64, 1024}, Shape{300, 20000}, Shape{2, 70000}}) {
+  for (Shape s : {Shape{64, 1024}, Shape{300, 20000}, Shape{2, 70000}, Shape{64, 1001},
+                  Shape{300, 20001}}) {
     Tensor x = input({s.rows, s.cols}, kiln::f32, dev) + 1000.0;
     char name[96];
     std::snprintf(name, sizeof name, "var, offset 1000, %lldx%lld",

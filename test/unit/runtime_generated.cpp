@@ -354,7 +354,8 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
               seen[int(m)]++;
               switch (m) {
               case gen::RedMode::rows: {
-                ASSERT_TRUE(vec) << "the rows kernel reads 16-byte slots";
+                // 16-byte slots or element by element (rowsany): as given.
+                ASSERT_EQ(sp.vec, vec);
                 ASSERT_TRUE(sp.tpr >= 1 && sp.tpr <= 512 &&
                             (sp.tpr & (sp.tpr - 1)) == 0);
                 ASSERT_EQ(block % unsigned(sp.tpr), 0u);
@@ -373,6 +374,9 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 break;
               }
               case gen::RedMode::loop:
+                ASSERT_GT(slots, 512 * int64_t(spt))
+                    << "a row that fits the rows kernel's registers, aligned "
+                       "or not, is held there";
                 ASSERT_EQ(block, unsigned(kLoopThreads));
                 ASSERT_EQ(sp.tpr, kLoopThreads);
                 ASSERT_LE(int64_t(grid), rows);

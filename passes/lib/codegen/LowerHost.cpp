@@ -1021,6 +1021,12 @@ struct Host {
       Expr rows = rows_of(1);
       for (int s = 2; s <= slots; s *= 2)
         rows = select(sp.field("vpt") > lit(s / 2), rows_of(s), rows);
+      // Rows it cannot read 16 bytes at a time: its element-by-element twin.
+      Expr rowsany = kernel_ref(kname(ki, "rowsany") + "1");
+      for (int s = 2; s <= slots; s *= 2)
+        rowsany = select(sp.field("vpt") > lit(s / 2),
+                         kernel_ref(kname(ki, "rowsany") + std::to_string(s)), rowsany);
+      rows = select(sp.field("vec"), rows, rowsany);
       std::vector<Expr> rargs = head, sargs = head;
       for (const Expr &e : ptrs) {
         rargs.push_back(e);

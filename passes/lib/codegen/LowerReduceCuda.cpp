@@ -38,8 +38,13 @@ struct PassStyle {
   bool vector = true, scalar = true;
   // Tiles of a writing pass's loads in flight per thread (16-byte path).
   int write_tiles = 1;
-  // Cache hints on the 16-byte path: kiln::gen::vec_load_keep,
-  // vec_load_last and vec_store_stream (generated.cuh says which is which).
+  // Element by element: the elements of an input a thread loads before it
+  // uses any in a pass that only reduces (tiles of V; at least one tile);
+  // a writing pass loads one tile.
+  int scalar_elems = 0;
+  // Cache hints (the loop kernels): kiln::gen::vec_load_keep, vec_load_last
+  // and vec_store_stream, or load_keep, load_last and store_stream element
+  // by element (generated.cuh says which is which).
   bool hints = false;
   // The type of an element's offset within a row.
   const char *index = "int64_t";
@@ -111,24 +116,25 @@ struct RedCuda : RedModel {
                          LoopHint::Unroll));
   }
 
-  // The 16-byte load of input i in pass `pass` from `at`: with cache
-  // hints, one that a later pass reads again asks L2 to keep it, and the
-  // last pass reading what an earlier one read lets it go first; an input
-  // read in one pass only (a weight, a bias: shared by every row) loads
-  // plainly.
-  Expr vector_load(size_t i, int pass, bool hints, Expr at) const {
-    if (hints) {
-      bool earlier = false, later = false;
-      for (int q = 0; q < k.passes; ++q) {
-        earlier |= q < pass && needed(k.inputs[i], q);
-        later |= q > pass && needed(k.inputs[i], q);
-      }
-      if (later)
-        return call("kiln::gen::vec_load_keep<V>", {at, v("keep")});
-      if (earlier)
-        return call("kiln::gen::vec_load_last<V>", {at});
+  // The load of input i in pass `pass` from `at`, 16 bytes (vec) or one
+  // element: with cache hints, one that a later pass reads again asks L2
+  // to keep it, and the last pass reading what an earlier one read lets it
+  // go first; an input read in one pass only (a weight, a bias: shared by
+  // every row) loads plainly.
+  // `at` is the address; `plain`, the load without hints.
+  Expr hinted_load(size_t i, int pass, bool hints, Expr at, Expr plain,
+                   bool vec) const {
+    bool earlier = false, later = false;
+    for (int q = 0; hints && q < k.passes; ++q) {
+      earlier |= q < pass && needed(k.inputs[i], q);
+      later |= q > pass && needed(k.inputs[i], q);
     }
-    return call("kiln::gen::vec_load<V>", {at});
+    if (later)
+      return call(vec ? "kiln::gen::vec_load_keep<V>" : "kiln::gen::load_keep",
+                  {at, v("keep")});
+    if (earlier)
+      return call(vec ? "kiln::gen::vec_load_last<V>" : "kiln::gen::load_last", {at});
+    return plain;
   }
 
   // Loads of input i for the slot starting at element e into `dst`.
@@ -136,8 +142,11 @@ struct RedCuda : RedModel {
                  bool hints) const {
     const size_t J = in_op(i);
     Expr p = numbered("in", i);
-    access(b, a, assign(dst, vector_load(i, pass, hints, p + base(J) + e)),
-           assign(dst.field("v")[j], p[base(J) + elem(a, j) * rstride(J)]),
+    const Expr vat = p + base(J) + e, off = base(J) + elem(a, j) * rstride(J);
+    access(b, a,
+           assign(dst, hinted_load(i, pass, hints, vat,
+                                   call("kiln::gen::vec_load<V>", {vat}), true)),
+           assign(dst.field("v")[j], hinted_load(i, pass, hints, p + off, p[off], false)),
            limit);
   }
 
@@ -192,10 +201,12 @@ struct RedCuda : RedModel {
       if (!out_full(o) || out_phase(o) != pass)
         continue;
       Expr p = numbered("out", o), y = numbered("y", o);
+      const Expr at = base(o) + elem(a, j) * rstride(o);
       access(b, a,
              eval(call(hints ? "kiln::gen::vec_store_stream" : "kiln::gen::vec_store",
                        {p + base(o) + e, y})),
-             assign(p[base(o) + elem(a, j) * rstride(o)], y.field("v")[j]),
+             hints ? eval(call("kiln::gen::store_stream", {p + at, y.field("v")[j]}))
+                   : assign(p[at], y.field("v")[j]),
              limit);
     }
   }
@@ -207,9 +218,10 @@ struct RedCuda : RedModel {
 
   // Register mode: every input of a row is read once, 16 bytes at a time,
   // into registers; each full value is computed once, in the pass of its
-  // phase, and kept in registers for the later passes that use it. It
-  // needs rows that are contiguous, aligned and a multiple of V long
-  // (sp.vec); anything else runs in loop mode. One template over SLOTS
+  // phase, and kept in registers for the later passes that use it. 16
+  // bytes at a time needs rows that are contiguous, aligned and a multiple
+  // of V long (sp.vec); any other row that fits runs its `rowsany` twin
+  // (below), and rows too long for registers run in loop mode. One template over SLOTS
   // (16-byte slots per thread and input) and one kernel per SLOTS: the host
   // code picks the smallest that holds the row. Each has a FULL twin for
   // rows that fill all SLOTS slots of every thread (R = SLOTS * tpr * V,
@@ -219,14 +231,29 @@ struct RedCuda : RedModel {
   // [T, T] mask, 8x16x1024x1024) ran at 85 % of the copy floor on an H100;
   // without them at 98 %, as torch.compile's kernel (its Triton kernel
   // knows R at compile time). Plain softmax: 91 -> 99 %.
-  Function cuda_rows_registers() const {
+  //
+  // `rowsany` is the same kernel reading and writing element by element,
+  // for rows that are not 16-byte aligned, not a multiple of V long (197
+  // columns: a ViT's attention scores; 1001; 4095) or not contiguous (a
+  // reduction over dim 0): slot k of a thread is V elements tpr apart,
+  // from k * tpr * V + lane, so that each load of a group reads
+  // neighbours. Such rows went to the loop kernel, a block of 512 threads
+  // per row reading it once per pass: softmax over 151296x197 f32 0.91 ->
+  // 0.10 ms, over 16384x1001 0.124 -> 0.049 on an H200
+  // (bench/results/2026-11-28-h200-rowsany.md). No FULL twin: its rows
+  // rarely fill every slot.
+  Function cuda_rows_registers(Access a) const {
+    const bool vec = a == Access::Vector;
     Function f;
-    f.flavour = "rows";
-    f.name = name("rows");
-    f.header = header("a row per thread group, held in registers");
+    f.flavour = vec ? "rows" : "rowsany";
+    f.name = name(f.flavour);
+    f.header = header(vec ? "a row per thread group, held in registers"
+                          : "a row per thread group, held in registers, "
+                            "read element by element");
     f.params = params(false);
     f.tparam = "SLOTS";
-    f.tflag = "FULL";
+    if (vec)
+      f.tflag = "FULL";
     // Row groups of up to 512 threads (up to 128 registers a thread), with
     // 1, 2 or 4 slots each: a 2048-slot row (8192 f32) is 512 threads of 4
     // slots, as Triton's 16 warps of 16 elements, instead of the loop
@@ -237,10 +264,14 @@ struct RedCuda : RedModel {
     Stmts &b = f.body;
     kernel_prelude(b);
     b.push_back(decl("const", "int", "R", cast("int", sp.field("R")),
-                     "a multiple of V"));
+                     vec ? "a multiple of V" : "at most 2048 V"));
     b.push_back(decl("const", "int", "tpr", sp.field("tpr")));
     b.push_back(decl("const", "int", "lane", v("threadIdx.x") % tpr));
     b.push_back(decl("const", "int64_t", "groups", v("blockDim.x") / tpr));
+    if (!vec)
+      for (size_t op = 0; op < nout + nin; ++op)
+        b.push_back(decl("const", "int64_t", print(rstride(op)),
+                         st.field("s")[int64_t(op)][1]));
     const Expr groups = v("groups"), kk = v("k"), slots = v("SLOTS"),
                q = v("q"), live = v("live"), rpg = sp.field("rpg"),
                stride = v("stride");
@@ -253,12 +284,35 @@ struct RedCuda : RedModel {
                      "rows a group holds at once (sp.rpg of them)"));
     auto slot_loop = [&](Stmts body, Expr guard = Expr()) {
       Stmts inner;
-      inner.push_back(decl("const", "int", "e", (lane + kk * tpr) * V));
-      Expr in_row = v("FULL") || (kk < sp.field("vpt") && e < R);
+      inner.push_back(decl("const", "int", "e",
+                           vec ? (lane + kk * tpr) * V : kk * tpr * V + lane));
+      Expr in_row = kk < sp.field("vpt") && e < R;
+      if (vec)
+        in_row = v("FULL") || in_row;
       inner.push_back(
           if_then(guard ? guard && in_row : in_row, std::move(body)));
       return for_loop(decl("", "int", "k", lit(0)), kk < slots, pre_inc(kk),
                       std::move(inner), LoopHint::Unroll);
+    };
+    // Element j of a slot (element by element): its place in the row, and
+    // a statement for each element of the slot in the row.
+    const Expr r = v("r");
+    auto each_in_row = [&](Stmts body) {
+      Stmts each;
+      each.push_back(decl("const", "int", "r", e + j * tpr));
+      each.push_back(if_then(r < R, std::move(body)));
+      return for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                      std::move(each), LoopHint::Unroll);
+    };
+    auto at = [&](size_t op, Expr pos) {
+      return base(op) + cast("int64_t", pos) * rstride(op);
+    };
+    // The slot of input x at e into `dst`.
+    auto load = [&](Expr dst, size_t x) {
+      Expr p = numbered("in", x);
+      if (vec)
+        return assign(dst, call("kiln::gen::vec_load<V>", {p + base(in_op(x)) + e}));
+      return each_in_row({assign(dst.field("v")[j], p[at(in_op(x), r)])});
     };
     // Each row reads its inputs afresh, also one that is the same for every
     // row (then from the cache). Keeping such an input for the next row, as
@@ -289,10 +343,7 @@ struct RedCuda : RedModel {
     for (size_t x = 0; x < nin; ++x) {
       if (!cached_input(x))
         continue;
-      loadb.push_back(slot_loop({assign(
-          numbered("c", x)[q][kk],
-          call("kiln::gen::vec_load<V>",
-               {numbered("in", x) + base(in_op(x)) + e}))}));
+      loadb.push_back(slot_loop({load(numbered("c", x)[q][kk], x)}));
     }
     // Then each row's passes. A group whose row is past the end (`live`
     // false) still takes part in its warp's shuffles: the loop and the
@@ -325,10 +376,16 @@ struct RedCuda : RedModel {
           used |= llvm::is_contained(g.node(c).operands, in);
         for (NodeId r : reductions_in(p))
           used |= g.node(r).operands[0] == in;
-        if (used)
+        if (!used)
+          continue;
+        if (vec) {
           slot.push_back(decl("const", vec_type(in), "x" + std::to_string(x),
                               call("kiln::gen::vec_load<V>",
                                    {numbered("in", x) + base(in_op(x)) + e})));
+          continue;
+        }
+        slot.push_back(decl("", vec_type(in), "x" + std::to_string(x)));
+        slot.push_back(load(numbered("x", x), x));
       }
       Stmts each;
       element(
@@ -337,15 +394,24 @@ struct RedCuda : RedModel {
             return cached_input(x) ? numbered("c", x)[q][kk].field("v")[j]
                                    : numbered("x", x).field("v")[j];
           },
-          [&](size_t out) { return numbered("y", out).field("v")[j]; }, e + j,
-          "acc", true);
-      slot.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
-                              std::move(each), LoopHint::Unroll));
-      for (size_t out = 0; out < nout; ++out)
-        if (out_full(out) && out_phase(out) == p)
+          [&](size_t out) { return numbered("y", out).field("v")[j]; },
+          vec ? e + j : r, "acc", true);
+      if (vec)
+        slot.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                                std::move(each), LoopHint::Unroll));
+      else
+        slot.push_back(each_in_row(std::move(each)));
+      for (size_t out = 0; out < nout; ++out) {
+        if (!out_full(out) || out_phase(out) != p)
+          continue;
+        if (vec)
           slot.push_back(eval(call("kiln::gen::vec_store",
                                    {numbered("out", out) + base(out) + e,
                                     numbered("y", out)})));
+        else
+          slot.push_back(each_in_row({assign(numbered("out", out)[at(out, r)],
+                                             numbered("y", out).field("v")[j])}));
+      }
       rowb.push_back(slot_loop(std::move(slot), live));
       row_reduce(rowb, p);
       epilogue(rowb, p, reduced_store(lane == lit(0) && live));
@@ -414,12 +480,12 @@ struct RedCuda : RedModel {
   // alternate direction, so that a pass starts on the end of the row the
   // previous pass read last, which the caches still hold (where(sum),
   // hand-written: 0.2124 ms forward, 0.2078 mirrored). The loop twice,
-  // 16-byte slots and element by element (a tile at a time: the slow
-  // path), so that neither carries the other's registers, each where
-  // `style` asks for it. A pass that only reduces loads kTiles tiles
-  // before it uses any; one that writes style.write_tiles (in the split
-  // kernel one: its stores keep memory busy; four tiles there measured
-  // slower: 0.2089 vs 0.2062).
+  // 16-byte slots and element by element, so that neither carries the
+  // other's registers, each where `style` asks for it. On the 16-byte path
+  // a pass that only reduces loads kTiles tiles before it uses any; one
+  // that writes style.write_tiles (in the split kernel one: its stores
+  // keep memory busy; four tiles there measured slower: 0.2089 vs 0.2062).
+  // Element by element, style.scalar_elems says.
   void tiled_pass(Stmts &b, int pass, const PassStyle &style, int read,
                   const std::optional<Moments> &mo = std::nullopt) const {
     const Expr tile = v("tile"), tiles = v("tiles"), t0 = v("t0"),
@@ -430,8 +496,11 @@ struct RedCuda : RedModel {
       const bool vec = a == Access::Vector;
       if (vec ? !style.vector : !style.scalar)
         continue;
-      const int n = !vec ? 1 : writes_full(pass) ? style.write_tiles : kTiles;
-      const bool hints = vec && style.hints;
+      const int n = vec ? (writes_full(pass) ? style.write_tiles : kTiles)
+                    : writes_full(pass) ? 1
+                                        : std::max(1, style.scalar_elems /
+                                                          vector_width(g, k));
+      const bool hints = style.hints;
       Stmts tl;
       for (auto [i, in] : llvm::enumerate(k.inputs))
         if (needed(in, pass))
@@ -463,13 +532,18 @@ struct RedCuda : RedModel {
         // subtracts is small, whatever the data's offset (f32 rows of
         // mean 1000 lost 3e-6 of their variance with the mean as a plain
         // f32 value). The vector path's slots are V elements, all in the
-        // row.
+        // row; element by element, cn counts those in the row.
         const Expr cn = v("cn"), cr = v("cr");
         declare_accumulators(tl, pass, "cs");
         tl.push_back(decl("", "int", "cn", lit(0), "elements loaded"));
         Stmts sums;
-        cuda_slot(sums, pass, R, at_u, true, a, hints, "cs");
-        sums.push_back(assign(cn, V, "+="));
+        if (vec) {
+          cuda_slot(sums, pass, R, at_u, true, a, hints, "cs");
+          sums.push_back(assign(cn, V, "+="));
+        } else {
+          cuda_slot(sums, pass, R, at_u, true, a, hints, "cs",
+                    {assign(cn, lit(1), "+=")});
+        }
         units(tl, std::move(sums));
         const std::string t = value_type(g.node(mo->mean));
         const Expr inv = v("inv");
@@ -537,11 +611,15 @@ struct RedCuda : RedModel {
     PassStyle style;
     style.vector = vec;
     style.scalar = !vec;
-    if (vec) {
-      style.write_tiles = 2;
-      style.hints = true;
+    // Element by element, 8 elements in flight in the reducing passes (2
+    // tiles of f32, 1 of bf16) and one tile in the writing pass: 16 and 2
+    // took softmax f32 to 82 registers, a block per multiprocessor, and
+    // measured slower (bench/results/2026-11-28-h200-rowsany.md).
+    style.write_tiles = 2;
+    style.scalar_elems = 8;
+    style.hints = true;
+    if (vec)
       style.index = "int";
-    }
     const char *ix = style.index;
     Stmts &b = f.body;
     kernel_prelude(b);
@@ -552,9 +630,8 @@ struct RedCuda : RedModel {
       b.push_back(decl("const", "int64_t", "R", sp.field("R")));
     b.push_back(decl("constexpr", "int", "tpr", v("kiln::kLoopThreads")));
     b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
-    if (vec)
-      b.push_back(decl("const", "uint64_t", "keep",
-                       call("kiln::gen::l2_evict_last", {})));
+    b.push_back(decl("const", "uint64_t", "keep",
+                     call("kiln::gen::l2_evict_last", {})));
     // The row in tiles of a slot per thread, each pass as a split kernel's
     // over all of them: kTiles tiles' loads in flight per thread, and the
     // passes alternating direction (softmax over 1048x32000 f32, H100: 53 %
@@ -568,7 +645,7 @@ struct RedCuda : RedModel {
     row_setup(rowb);
     prologue(rowb);
     for (int p = 0, read = 0; p < k.passes; ++p, ++read) {
-      const std::optional<Moments> mo = vec ? moments_at(p) : std::nullopt;
+      const std::optional<Moments> mo = moments_at(p);
       if (!mo) {
         rowb.push_back(comment("pass " + std::to_string(p)));
         declare_accumulators(rowb, p);
@@ -753,7 +830,8 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   kl.reduction = true;
   kl.prefix = kernel_name(symbol, ki, dt);
   kl.scratch = scratch_layout(g, k);
-  kl.functions.push_back(red.cuda_rows_registers());
+  kl.functions.push_back(red.cuda_rows_registers(Access::Vector));
+  kl.functions.push_back(red.cuda_rows_registers(Access::Scalar));
   kl.functions.push_back(red.cuda_rows_loop(Access::Vector));
   kl.functions.push_back(red.cuda_rows_loop(Access::Scalar));
   red.cuda_split(kl.functions, kl.scratch);

@@ -87,6 +87,10 @@ __device__ __forceinline__ Vec<T, V> vec_load_keep(const T *p, uint64_t policy) 
     asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;"
                  : "=r"(b)
                  : "l"(p), "l"(policy));
+  else if constexpr (sizeof(B) == 2)
+    asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;"
+                 : "=h"(b)
+                 : "l"(p), "l"(policy));
   else
     b = *reinterpret_cast<const B *>(p);
   Vec<T, V> r;
@@ -109,6 +113,20 @@ __device__ __forceinline__ void vec_store_stream(T *p, const Vec<T, V> &v) {
   B b;
   memcpy(&b, &v, sizeof(B));
   __stcs(reinterpret_cast<B *>(p), b);
+}
+
+// The same hints element by element (the `loopany` kernel).
+template <class T>
+__device__ __forceinline__ T load_keep(const T *p, uint64_t policy) {
+  return vec_load_keep<1>(p, policy).v[0];
+}
+template <class T> __device__ __forceinline__ T load_last(const T *p) {
+  return vec_load_last<1>(p).v[0];
+}
+template <class T> __device__ __forceinline__ void store_stream(T *p, T v) {
+  Vec<T, 1> x;
+  x.v[0] = v;
+  vec_store_stream(p, x);
 }
 
 // The op table's reduction combines as functors: red_sum, red_amax, ...

@@ -339,11 +339,12 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
     return RedMode::split;
   }
   // Rows that fit the rows kernel's registers (512 threads of up to
-  // slots_per_thread slots), and that it can read 16 bytes at a time.
+  // slots_per_thread slots): read 16 bytes at a time (sp.vec), else
+  // element by element (its `rowsany` twin).
   // 4096x8192 f32 on an H100 (2048 slots a row: 512 x 4 here, the loop
   // kernel before): softmax 0.137 -> 0.095 ms, layer norm 0.123 -> 0.095
   // (bench/results/2026-11-27-h100-loop-tiles.md).
-  if (sp.vec && slots <= 512 * int64_t(slots_per_thread)) {
+  if (slots <= 512 * int64_t(slots_per_thread)) {
     // Many rows of at most 32 slots (128 f32, 256 bf16 columns): a group of
     // as many threads as the row has slots (a power of two; 8 groups of 4
     // threads in a warp for 16 f32 columns), a slot each, holding

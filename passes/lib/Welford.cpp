@@ -47,8 +47,8 @@ bool over_all_dims(const Graph &g, const Node &s) {
 }
 
 // The x of `sum(mul(d, d))` with d = sub(x, div(sum(x, keepdim), n)) and
-// n = reduce_size(x), all over `s`'s dims, which are all of x's; -1 when
-// `s` is not that.
+// n = reduce_size(x), or the constant it folded to (x of a static shape),
+// all over `s`'s dims, which are all of x's; -1 when `s` is not that.
 NodeId centred_square_sum(const Graph &g, const Node &s,
                           llvm::ArrayRef<NodeId> operands) {
   if (!over_all_dims(g, s))
@@ -57,9 +57,11 @@ NodeId centred_square_sum(const Graph &g, const Node &s,
   if (!c)
     return -1;
   const Node &n = g.node(c->count);
-  if (n.op != Op::ReduceSize || n.operands[0] != c->x || n.dims != s.dims)
-    return -1;
-  return c->x;
+  const bool counts =
+      n.op == Op::ReduceSize
+          ? n.operands[0] == c->x && n.dims == s.dims
+          : n.op == Op::Constant && reduced_count(g, g.node(c->sum)) == n.constant;
+  return counts ? c->x : -1;
 }
 
 } // namespace

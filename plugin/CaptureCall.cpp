@@ -47,7 +47,11 @@ std::optional<ir::Op> Capturer::host_math_op(const FunctionDecl *callee) {
       {"sqrt", ir::Op::Sqrt}, {"exp", ir::Op::Exp},   {"log", ir::Op::Log},
       {"sin", ir::Op::Sin},   {"cos", ir::Op::Cos},   {"tan", ir::Op::Tan},
       {"tanh", ir::Op::Tanh}, {"erf", ir::Op::Erf},   {"pow", ir::Op::Pow},
-      {"fabs", ir::Op::Abs},  {"abs", ir::Op::Abs}};
+      {"fabs", ir::Op::Abs},  {"abs", ir::Op::Abs},   {"floor", ir::Op::Floor},
+      {"ceil", ir::Op::Ceil}, {"trunc", ir::Op::Trunc},
+      // Halves to even in the default rounding mode, as kiln::round; not
+      // std::round, which rounds them away from zero.
+      {"rint", ir::Op::Round}, {"nearbyint", ir::Op::Round}};
   auto find = [&](llvm::StringRef name) -> std::optional<ir::Op> {
     for (const auto &[math, op] : kMath)
       if (name == math)

@@ -71,6 +71,14 @@ COMPILE Tensor float_math(const Tensor &x, float t) {
             std::pow(t, 1.5f) + std::tanh(t) + erff(t) + sqrtf(t) + fabsf(-t);
   return x * a;
 }
+// Rounding of host values: floor, ceil, trunc, and rint / nearbyint
+// (halves to even), of doubles, floats and an int.
+COMPILE Tensor rounding(const Tensor &x, double t, float f, int64_t n) {
+  double a = std::floor(t) + 2 * std::ceil(t) + 4 * std::trunc(-t) + 8 * std::rint(t * 2.0) +
+             16 * std::nearbyint(t + 0.5) + floorf(f) * ceilf(-f) + truncf(f) + rintf(f) +
+             std::floor(n);
+  return x * a;
+}
 
 // size(d) of tensors the function computes: the host reads it from the
 // shape it computed for the kernel writing the tensor (a reduction's, a
@@ -139,6 +147,10 @@ inline int run_host_scalars(kiln::Device dev) {
       }
     for (float t : {1.0f, 0.1f, 3.0f, 7.25f})
       check("float_math", dt, [&] { return V{float_math(x, t)}; }, 1, 0, k(1));
+    for (double t : {1.5, 2.5, -0.5, 0.1, -3.7})
+      check("rounding", dt,
+            [&] { return V{rounding(x, t, float(t) * 3.0f, int64_t(t * 10))}; }, 1, 0,
+            k(1));
     for (float t : {1.0f, 0.1f, 3.0f})
       check("float_steps", dt,
             [&] { return V{float_steps(x, t, (int64_t(1) << 24) + 1)}; }, 1, 0,

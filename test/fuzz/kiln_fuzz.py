@@ -62,6 +62,12 @@ def read_ops(path=OPS_DEF):
 POINTWISE, REDUCTIONS, COMPOSITES, OPERATORS = read_ops()
 COMPOUND = {name: op + "=" for name, op in OPERATORS.items()
             if POINTWISE[name][1] != "COMPARE"}
+# Not drawn: floor, ceil, trunc and round jump by one where an f16/bf16
+# chain's value, kept in f32 by compiled code (as Inductor's) and rounded
+# after every op by eager, lands on either side of an integer: a difference
+# the value comparison cannot tell from a bug. test/unit checks them in
+# every dtype against float64, test/Inputs/rounding_cases.h compiled.
+ROUNDING = {"floor", "ceil", "trunc", "round"}
 SPELLING = {"gelu_tanh": ("gelu", ['"tanh"'])}
 # Composite ops: how each is called. A composite of ops.def missing here is
 # reported and not fuzzed.
@@ -774,7 +780,7 @@ class Gen:
     def pointwise(self, sc, x, depth):
         r = self.r
         t = type_of(x, sc)
-        names = [n for n in POINTWISE]
+        names = [n for n in POINTWISE if n not in ROUNDING]
         name = r.choice(names)
         arity, rule = POINTWISE[name]
         if rule == "WHERE":

@@ -40,8 +40,8 @@ double twice(double);
   return x * twice(a); // expected-warning {{call to 'twice' is not supported yet (no body to inline)}}
 }
 
-[[kiln::compile]] Tensor floor_math(const Tensor &x, double f) {
-  return x * std::floor(f * 2.0); // expected-warning {{call to 'floor' is not supported yet (no body to inline)}}
+[[kiln::compile]] Tensor round_math(const Tensor &x, double f) {
+  return x * std::round(f * 2.0); // expected-warning {{call to 'round' is not supported yet (no body to inline)}}
 }
 
 [[kiln::compile]] Tensor unsigned_division(const Tensor &x, unsigned n) {

@@ -104,6 +104,10 @@ inline double reference(kiln::OpId op, double a, double b, double c,
                                                   : double(float(a / b)));
   case OpId::Neg: return -a;
   case OpId::Abs: return std::fabs(a);
+  case OpId::Floor: return std::floor(a);
+  case OpId::Ceil: return std::ceil(a);
+  case OpId::Trunc: return std::trunc(a);
+  case OpId::Round: return std::nearbyint(a); // halves to even
   case OpId::Pow: return integral ? int_pow(a, b) : std::pow(a, b);
   case OpId::Maximum: return nan_max(a, b);
   case OpId::Minimum: return nan_min(a, b);
@@ -146,6 +150,7 @@ inline bool is_exact_op(kiln::OpId op) {
   switch (op) {
   case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div:
   case OpId::Neg: case OpId::Abs: case OpId::Maximum: case OpId::Minimum:
+  case OpId::Floor: case OpId::Ceil: case OpId::Trunc: case OpId::Round:
   case OpId::Sqrt: case OpId::Reciprocal: case OpId::Relu: case OpId::Clamp:
   case OpId::Gt: case OpId::Lt: case OpId::Ge: case OpId::Le: case OpId::Eq:
   case OpId::Ne: case OpId::Where:

@@ -48,6 +48,10 @@ void pointwise_out(OpId op, std::initializer_list<Operand> operands,
   inline Tensor fn(const Tensor &x) { return pointwise(OpId::Name, {x}); }
 KILN_UNARY_FN(neg, Neg)
 KILN_UNARY_FN(abs, Abs)
+KILN_UNARY_FN(floor, Floor)
+KILN_UNARY_FN(ceil, Ceil)
+KILN_UNARY_FN(trunc, Trunc)
+KILN_UNARY_FN(round, Round)
 KILN_UNARY_FN(sin, Sin)
 KILN_UNARY_FN(cos, Cos)
 KILN_UNARY_FN(tan, Tan)

@@ -216,6 +216,22 @@ KILN_HD inline int32_t pow(int32_t a, int32_t b) { return ipow(a, b); }
 KILN_HD inline int64_t pow(int64_t a, int64_t b) { return ipow(a, b); }
 KILN_HD inline bool pow(bool a, bool b) { return a || !b; }
 
+// Rounding to an integral value (floor, ceil, trunc, round_even: halves to
+// even, as torch.round and rint in the default rounding mode). Integers
+// are integral already.
+KILN_HD inline float floor(float a) { return ::floorf(a); }
+KILN_HD inline double floor(double a) { return ::floor(a); }
+template <class I> KILN_HD inline I floor(I a) { return a; }
+KILN_HD inline float ceil(float a) { return ::ceilf(a); }
+KILN_HD inline double ceil(double a) { return ::ceil(a); }
+template <class I> KILN_HD inline I ceil(I a) { return a; }
+KILN_HD inline float trunc(float a) { return ::truncf(a); }
+KILN_HD inline double trunc(double a) { return ::trunc(a); }
+template <class I> KILN_HD inline I trunc(I a) { return a; }
+KILN_HD inline float round_even(float a) { return ::rintf(a); }
+KILN_HD inline double round_even(double a) { return ::rint(a); }
+template <class I> KILN_HD inline I round_even(I a) { return a; }
+
 // Division rounded toward zero (trunc_div). Integers: C++'s `/`, with 0
 // for a zero divisor and the most negative value / -1 wrapping, where C++
 // is undefined.

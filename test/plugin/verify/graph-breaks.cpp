@@ -193,13 +193,14 @@ struct Base {
   return a * y;
 }
 
-// 22. <cmath> functions outside the op table (floor, round, atan2, ...):
-// no body to inline. (sqrt, exp, log, sin, cos, tan, tanh, erf, pow and abs
-// of a double, a float, or an int converted compile; so does float
-// arithmetic.)
-[[kiln::compile]] Tensor floor_math(const Tensor &x, float f) {
-  Tensor y = kiln::exp(x) * std::sqrt(f * 2.0f) * std::exp(f);
-  Tensor z = y * std::floor(double(f)); // expected-remark {{call to 'floor' is not supported yet (no body to inline)}}
+// 22. <cmath> functions outside the op table (round, which rounds halves
+// away from zero, atan2, fmod, ...): no body to inline. (sqrt, exp, log,
+// sin, cos, tan, tanh, erf, pow, abs, floor, ceil, trunc, rint and
+// nearbyint of a double, a float, or an int converted compile; so does
+// float arithmetic.)
+[[kiln::compile]] Tensor round_math(const Tensor &x, float f) {
+  Tensor y = kiln::exp(x) * std::sqrt(f * 2.0f) * std::floor(f);
+  Tensor z = y * std::round(double(f)); // expected-remark {{call to 'round' is not supported yet (no body to inline)}}
   return z + 1;
 }
 

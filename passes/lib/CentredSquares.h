@@ -5,6 +5,8 @@
 
 #include <kiln/passes/ir.h>
 
+#include "ReduceDims.h"
+
 #include <llvm/ADT/ArrayRef.h>
 
 #include <optional>
@@ -14,6 +16,13 @@ namespace kiln::ir {
 struct CentredSquares {
   NodeId x, sum, mean, dev, count; // dev = sub(x, mean), mean = div(sum, count)
 };
+
+// Whether the mean's divisor is the constant the sum's count folded to (x
+// of a static shape).
+inline bool folded_count(const Graph &g, const CentredSquares &c) {
+  const Node &n = g.node(c.count);
+  return n.op == Op::Constant && reduced_count(g, g.node(c.sum)) == n.constant;
+}
 
 // s = sum(mul(d, d)) with d = sub(x, div(sum(x, keepdim), n)), the mean's
 // sum over s's dims, each step a tensor of s's floating dtype; q is s's

@@ -57,10 +57,9 @@ NodeId centred_square_sum(const Graph &g, const Node &s,
   if (!c)
     return -1;
   const Node &n = g.node(c->count);
-  const bool counts =
-      n.op == Op::ReduceSize
-          ? n.operands[0] == c->x && n.dims == s.dims
-          : n.op == Op::Constant && reduced_count(g, g.node(c->sum)) == n.constant;
+  const bool counts = n.op == Op::ReduceSize
+                          ? n.operands[0] == c->x && n.dims == s.dims
+                          : folded_count(g, *c);
   return counts ? c->x : -1;
 }
 

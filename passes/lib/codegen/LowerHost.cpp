@@ -1018,15 +1018,17 @@ struct Host {
         return select(full, kernel_ref(kname(ki, "rows") + std::to_string(s) + "full"),
                       kernel_ref(kname(ki, "rows") + std::to_string(s)));
       };
-      Expr rows = rows_of(1);
-      for (int s = 2; s <= slots; s *= 2)
-        rows = select(sp.field("vpt") > lit(s / 2), rows_of(s), rows);
+      // The instance of the fewest slots holding the row, of `of(slots)`.
+      auto fewest = [&](auto of) {
+        Expr e = of(1);
+        for (int s = 2; s <= slots; s *= 2)
+          e = select(sp.field("vpt") > lit(s / 2), of(s), e);
+        return e;
+      };
       // Rows it cannot read 16 bytes at a time: its element-by-element twin.
-      Expr rowsany = kernel_ref(kname(ki, "rowsany") + "1");
-      for (int s = 2; s <= slots; s *= 2)
-        rowsany = select(sp.field("vpt") > lit(s / 2),
-                         kernel_ref(kname(ki, "rowsany") + std::to_string(s)), rowsany);
-      rows = select(sp.field("vec"), rows, rowsany);
+      const Expr rows = select(sp.field("vec"), fewest(rows_of), fewest([&](int s) {
+        return kernel_ref(kname(ki, "rowsany") + std::to_string(s));
+      }));
       std::vector<Expr> rargs = head, sargs = head;
       for (const Expr &e : ptrs) {
         rargs.push_back(e);

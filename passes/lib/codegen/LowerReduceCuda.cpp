@@ -270,8 +270,7 @@ struct RedCuda : RedModel {
     b.push_back(decl("const", "int64_t", "groups", v("blockDim.x") / tpr));
     if (!vec)
       for (size_t op = 0; op < nout + nin; ++op)
-        b.push_back(decl("const", "int64_t", print(rstride(op)),
-                         st.field("s")[int64_t(op)][1]));
+        b.push_back(rstride_decl(op));
     const Expr groups = v("groups"), kk = v("k"), slots = v("SLOTS"),
                q = v("q"), live = v("live"), rpg = sp.field("rpg"),
                stride = v("stride");
@@ -460,9 +459,7 @@ struct RedCuda : RedModel {
         !full(s.operands[0]) || !full(c->dev) || k.role[c->mean] != Role::Reduced)
       return std::nullopt;
     // The mean divides by reduce_size, or by the constant it folded to.
-    const ir::Node &n = g.node(c->count);
-    if (n.op != Op::ReduceSize &&
-        !(n.op == Op::Constant && ir::reduced_count(g, g.node(c->sum)) == n.constant))
+    if (g.node(c->count).op != Op::ReduceSize && !ir::folded_count(g, *c))
       return std::nullopt;
     for (NodeId in : k.inputs)
       if (needed(in, p + 1) && !needed(in, p))

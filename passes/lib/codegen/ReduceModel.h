@@ -219,15 +219,18 @@ struct RedModel {
     return call("kiln::row_base", {st, lit(int64_t(op)), v("o"), v("i")});
   }
 
+  // `const int64_t rs<op> = ...`: operand op's stride along R.
+  Stmt rstride_decl(size_t op) const {
+    return decl("const", "int64_t", print(rstride(op)), st.field("s")[int64_t(op)][1]);
+  }
   // `o`, `i`, and each operand's base offset b<j> and R stride rs<j>.
   void row_setup(Stmts &b) const {
     Expr o = v("o"), i = v("i"), inner = sp.field("inner");
     b.push_back(decl("const", "int64_t", "o", row / inner));
     b.push_back(decl("const", "int64_t", "i", row - o * inner));
     for (size_t op = 0; op < nout + nin; ++op) {
-      Expr s = st.field("s")[int64_t(op)];
       b.push_back(decl("const", "int64_t", print(base(op)), row_base(op)));
-      b.push_back(decl("const", "int64_t", print(rstride(op)), s[1]));
+      b.push_back(rstride_decl(op));
     }
   }
 

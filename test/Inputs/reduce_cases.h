@@ -30,6 +30,18 @@ using kiln::Tensor;
 [[kiln::compile]] Tensor lse_0(const Tensor &x) { return kiln::logsumexp(x, 0); }
 [[kiln::compile]] Tensor argmax_last(const Tensor &x) { return kiln::argmax(x, -1); }
 [[kiln::compile]] Tensor amin_all(const Tensor &x) { return kiln::amin(x); }
+// Over the middle dim of [outer, R, inner]: on a GPU column mode, a block
+// of neighbouring rows (inner at least 8 f32 or 16 bf16), beside a weight
+// along inner (broadcast along R) and a bias along R (broadcast along
+// inner); var as layer norm's moments; argmax's indices.
+[[kiln::compile]] Tensor softmax_mid(const Tensor &x, const Tensor &w) {
+  return kiln::softmax(x * w, 1);
+}
+[[kiln::compile]] Tensor lse_mid_bias(const Tensor &x, const Tensor &b) {
+  return kiln::logsumexp(x + b, 1);
+}
+[[kiln::compile]] Tensor var_mid(const Tensor &x) { return kiln::var(x, 1, true, 1); }
+[[kiln::compile]] Tensor argmax_mid(const Tensor &x) { return kiln::argmax(x, 1); }
 [[kiln::compile]] Tensor sum_sq_epilogue(const Tensor &x) {
   // A pointwise prologue and epilogue around a reduction.
   return kiln::sqrt(kiln::sum(x * x, -1)) + 1.0;
@@ -122,6 +134,36 @@ inline void run_all(kiln::Device dev) {
                   (long long)s.rows, (long long)s.cols);
     check_ref(name, kiln::f32, var_all, x);
   }
+  // Reductions over the middle dim: rows that are neighbours in memory
+  // (column mode on a GPU where inner is long enough: not 6 f32, not 12
+  // bf16). Row counts that leave a block's last rows empty (3 x 37), blocks
+  // whose rows span two outer indices (12), R of one; long R over few
+  // blocks of columns, split over blocks (3000 x 264, 20000 x 64, 4096 x
+  // 1024 bf16 on an H200; not 4096 x 1024 f32: 128 blocks).
+  struct Shape3 { int64_t outer, R, inner; };
+  for (kiln::DType dt : {kiln::f32, kiln::bf16, kiln::f64}) {
+    for (Shape3 s : {Shape3{3, 197, 40}, Shape3{2, 300, 12}, Shape3{3, 5, 37},
+                     Shape3{1, 4096, 1024}, Shape3{4, 1, 64}, Shape3{5, 50, 6},
+                     Shape3{2, 3000, 264}, Shape3{1, 20000, 64}}) {
+      Tensor x = input({s.outer, s.R, s.inner}, dt, dev);
+      Tensor w = input({s.inner}, dt, dev), b = input({s.R, 1}, dt, dev);
+      char name[96];
+      auto n = [&](const char *what) {
+        std::snprintf(name, sizeof name, "%s %lldx%lldx%lld", what,
+                      (long long)s.outer, (long long)s.R, (long long)s.inner);
+        return name;
+      };
+      check_ref(n("softmax dim 1, weight"), dt, softmax_mid, x, w);
+      check_ref(n("logsumexp dim 1, bias"), dt, lse_mid_bias, x, b);
+      check_ref(n("var dim 1"), dt, var_mid, x);
+      check_ref(n("mean keepdim dim 1"), dt, mean_keep, x);
+      if (dt == kiln::f32)
+        exec_compare::check(n("argmax dim 1"), dt, [&] { return argmax_mid(x); });
+    }
+  }
+  // Far from zero over the middle dim: the moments keep f32's accuracy.
+  Tensor xm = input({2, 3000, 264}, kiln::f32, dev) + 1000.0;
+  check_ref("var dim 1, offset 1000, 2x3000x264", kiln::f32, var_mid, xm);
   // A 3-d tensor reduced over its middle dim, and a transposed input.
   Tensor x3 = input({4, 50, 6}, kiln::f32, dev);
   exec_compare::check("mean keepdim 3-d", kiln::f32, [&] { return mean_keep(x3); });

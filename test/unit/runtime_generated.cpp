@@ -332,7 +332,7 @@ TEST(GeneratedViewLayout, AgreesWithTheTensorMethods) {
 TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
   const int64_t sizes[] = {1, 3, 31, 32, 33, 255, 256, 1000, 1024, 4096,
                            5000, 16383, 16384, 65536, 1 << 20};
-  int seen[3] = {};
+  int seen[5] = {};
   for (int64_t sms : {int64_t(1), int64_t(66), int64_t(132)})
     for (int V : {1, 2, 4, 8})
       for (int spt : {1, 2, 4, 8})
@@ -389,11 +389,107 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 // No split without a tile of 256 slots to read.
                 ASSERT_LE(int64_t(sp.splits - 1) * 256, slots);
                 break;
+              case gen::RedMode::cols:
+              case gen::RedMode::colsreg:
+              case gen::RedMode::colsplit:
+                FAIL() << "column mode only where the host says the rows are "
+                          "neighbours in memory";
               }
             }
   EXPECT_GT(seen[0], 0);
   EXPECT_GT(seen[1], 0);
   EXPECT_GT(seen[2], 0);
+}
+
+// Column mode (rows that are neighbours in memory: a reduction over a dim
+// that is not the innermost): taken whenever the host says the rows fit it
+// and there are at least a sector's worth of neighbours along inner; its
+// block holds sp.cols rows of sp.tpr threads, powers of two, within the
+// 512 threads of its launch bounds and the 256 values of its reductions'
+// shared memory, and its grid steps over every block of rows; rows that
+// fit the threads' slots are held in registers (colsreg), the others
+// re-read per pass (cols), or, when the blocks of rows would fill at most
+// half the multiprocessors and the rows are at least 8 tiles long, split
+// over blocks (colsplit: each split at least 4 tiles).
+TEST(GeneratedPlanCuda, ColumnModeFitsItsBlockAndSharedMemory) {
+  const int64_t sizes[] = {1, 3, 8, 33, 256, 1000, 4096, 16383, 16384, 1 << 20};
+  int cols_seen = 0, split_seen = 0, reg_seen = 0;
+  for (int64_t sms : {int64_t(1), int64_t(132)})
+    for (int V : {2, 4, 8})
+      for (int64_t inner : {int64_t(1), int64_t(4), int64_t(8), int64_t(16), int64_t(40)})
+        for (int64_t outer : {int64_t(1), int64_t(7), int64_t(300)})
+          for (int64_t R : sizes)
+            for (bool columns : {false, true}) {
+              RowSpace sp;
+              sp.outer = outer;
+              sp.inner = inner;
+              sp.rows = outer * inner;
+              sp.R = R;
+              unsigned grid = 0, block = 0;
+              const gen::RedMode m =
+                  gen::plan_cuda(sp, V, 4, sms, grid, block, columns);
+              SCOPED_TRACE("sms " + std::to_string(sms) + " V " + std::to_string(V) +
+                           " rows " + std::to_string(sp.rows) + " inner " +
+                           std::to_string(inner) + " R " + std::to_string(R));
+              const int min_cols = std::max(8, 2 * V);
+              const bool colmode = m == gen::RedMode::cols ||
+                                   m == gen::RedMode::colsreg ||
+                                   m == gen::RedMode::colsplit;
+              ASSERT_EQ(colmode, columns && inner >= min_cols);
+              if (!colmode) {
+                ASSERT_EQ(sp.cols, 0);
+                continue;
+              }
+              ++cols_seen;
+              if (m == gen::RedMode::colsreg) {
+                ++reg_seen;
+                ASSERT_TRUE(sp.vpt >= 1 && sp.vpt <= 4) << "more slots than registers";
+                ASSERT_GE(int64_t(sp.tpr) * sp.vpt * V, R) << "row not covered";
+              } else {
+                ASSERT_GT(R, int64_t(sp.tpr) * 4 * V) << "a row that fits is held";
+              }
+              ASSERT_TRUE(sp.cols >= min_cols && sp.cols <= 32 &&
+                          (sp.cols & (sp.cols - 1)) == 0);
+              ASSERT_TRUE(sp.tpr >= 1 && (sp.tpr & (sp.tpr - 1)) == 0);
+              ASSERT_EQ(block, unsigned(sp.tpr * sp.cols));
+              ASSERT_GE(block, 32u);
+              ASSERT_LE(block, 512u);
+              ASSERT_LE(block / 32 * unsigned(sp.cols), 256u) << "kiln_smem";
+              ASSERT_GE(grid, 1u);
+              const int64_t blocks = (sp.rows + sp.cols - 1) / sp.cols;
+              const int64_t tiles = (R + int64_t(sp.tpr) * V - 1) / (int64_t(sp.tpr) * V);
+              if (m == gen::RedMode::colsplit) {
+                ++split_seen;
+                ASSERT_LE(2 * blocks, sms);
+                ASSERT_GE(sp.splits, 1);
+                ASSERT_GE(tiles, 4 * int64_t(sp.splits)) << "a split of fewer than 4 tiles";
+                ASSERT_EQ(int64_t(grid), blocks * sp.splits);
+                continue;
+              }
+              ASSERT_FALSE(2 * blocks <= sms && tiles >= 8) << "few long columns are split";
+              ASSERT_LE(int64_t(grid) * sp.cols, sp.rows + sp.cols - 1)
+                  << "a block with no row";
+            }
+  EXPECT_GT(cols_seen, 100);
+  EXPECT_GT(reg_seen, 20);
+  EXPECT_GT(cols_seen - reg_seen, 20);
+  EXPECT_GT(split_seen, 0);
+}
+
+// What column mode can walk: each operand's neighbouring rows neighbours
+// in memory (inner stride 1) or one element (0).
+TEST(GeneratedPlanCuda, ColumnsFitOnlyRowsThatAreNeighbours) {
+  RowStrides<3> st;
+  for (int op = 0; op < 3; ++op) {
+    st.s[op][0] = 4096;
+    st.s[op][1] = 64;
+    st.s[op][2] = 1;
+  }
+  EXPECT_TRUE(gen::columns_fit(st));
+  st.s[2][2] = 0; // broadcast along inner: a [T, 1] bias
+  EXPECT_TRUE(gen::columns_fit(st));
+  st.s[1][2] = 64; // a transposed operand: its rows are 64 apart
+  EXPECT_FALSE(gen::columns_fit(st));
 }
 
 // The 16-byte loop kernel indexes within a row in 32 bits (a tile past the

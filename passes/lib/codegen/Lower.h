@@ -119,6 +119,11 @@ low::Kernel lower_reduction_cpu(const ir::Graph &g, const sched::Kernel &k,
 
 // Slots of 16 bytes per thread the rows kernel keeps in registers.
 int register_slots(const ir::Graph &g, const sched::Kernel &k);
+// Whether the reduced dims may be followed by others (rows that are
+// neighbours in memory: the GPU's column mode): not for a reduction of
+// every dim, over dims ending at -1, or ending at the last dim of a
+// tensor of known rank.
+bool may_reduce_columns(const ir::Graph &g, const sched::Kernel &k);
 // The split reduction's launches: passes, plus one when a reduced output is
 // only ready after the last pass (CPU).
 int split_launches(const ir::Graph &g, const sched::Kernel &k);

@@ -1004,11 +1004,17 @@ struct Host {
       gpu.push_back(decl("", "unsigned", "grid"));
       gpu.push_back(decl("", "unsigned", "block"));
       const int slots = register_slots(g, k);
+      // Rows that are neighbours in memory: column mode (plan_cuda says
+      // whether there are enough of them), where the reduced dims may be
+      // followed by others.
+      const bool columns = may_reduce_columns(g, k);
       gpu.push_back(decl("const", "kiln::gen::RedMode", "mode",
                          call("kiln::gen::plan_cuda",
                               {sp, lit(vec), lit(slots),
                                call("kiln::rt::multiprocessor_count", {dev}),
-                               nm("grid"), nm("block")})));
+                               nm("grid"), nm("block"),
+                               columns ? call("kiln::gen::columns_fit", {st})
+                                       : nm("false")})));
       const Expr mode = nm("mode");
       // The rows kernel holding the row: the fewest slots that do, its
       // FULL twin when the row fills every one of them.
@@ -1043,6 +1049,16 @@ struct Host {
                              kernel_ref(kname(ki, "loopany"))),
                       rows)),
           gpu_launch(nm("k"), nm("grid"), nm("block")), brk()};
+      // Column mode: the registers kernel of the fewest slots holding the
+      // rows, or the one re-reading them.
+      Stmts cols_case = {
+          args_array(rargs),
+          decl("", "kiln::rt::KernelRef &", "k",
+               select(mode == nm("kiln::gen::RedMode::cols"),
+                      kernel_ref(kname(ki, "cols")), fewest([&](int s) {
+                        return kernel_ref(kname(ki, "colsreg") + std::to_string(s));
+                      }))),
+          gpu_launch(nm("k"), nm("grid"), nm("block")), brk()};
       Stmts split_case = {
           decl("", "kiln::Tensor", "scratch",
                call("kiln::empty",
@@ -1050,13 +1066,18 @@ struct Host {
                      nm("kiln::DType::b8"), dev})),
           decl("", "char *", "partials", method(nm("scratch"), "data<char>")),
           args_array(sargs)};
-      // Each pass over all blocks (a kernel per pass); after a pass with
-      // reductions, a block per row combines their partials for the next
-      // (the combine kernel reads sp.pass to know which).
+      // Each pass over all blocks (a kernel per pass: split mode's, or
+      // column mode's colsplit); after a pass with reductions, a block per
+      // row combines their partials for the next (the combine kernel reads
+      // sp.pass to know which).
       for (int p = 0; p < k.passes; ++p) {
+        const std::string pn = std::to_string(p);
         split_case.push_back(gpu_launch(
-            kernel_ref(kname(ki, "split" + std::to_string(p))), nm("grid"),
-            nm("block")));
+            columns ? select(mode == nm("kiln::gen::RedMode::colsplit"),
+                             kernel_ref(kname(ki, "colsplit" + pn)),
+                             kernel_ref(kname(ki, "split" + pn)))
+                    : kernel_ref(kname(ki, "split" + pn)),
+            nm("grid"), nm("block")));
         bool reduces = false;
         for (NodeId r : k.reductions)
           reduces |= k.phase[r] - 1 == p;
@@ -1068,10 +1089,21 @@ struct Host {
         }
       }
       split_case.push_back(brk());
-      gpu.push_back(switch_on(
-          mode, {{{nm("kiln::gen::RedMode::rows"), nm("kiln::gen::RedMode::loop")},
-                  std::move(rows_case)},
-                 {{nm("kiln::gen::RedMode::split")}, std::move(split_case)}}));
+      std::vector<std::pair<std::vector<Expr>, Stmts>> cases;
+      cases.push_back({{nm("kiln::gen::RedMode::rows"), nm("kiln::gen::RedMode::loop")},
+                       std::move(rows_case)});
+      // (Without a column kernel plan_cuda never picks column mode: the
+      // split case takes the switch's default, which no mode reaches.)
+      if (columns)
+        cases.push_back({{nm("kiln::gen::RedMode::cols"), nm("kiln::gen::RedMode::colsreg")},
+                         std::move(cols_case)});
+      std::vector<Expr> split_labels = {nm("kiln::gen::RedMode::split")};
+      if (columns)
+        split_labels.push_back(nm("kiln::gen::RedMode::colsplit"));
+      else
+        split_labels.push_back(Expr());
+      cases.push_back({std::move(split_labels), std::move(split_case)});
+      gpu.push_back(switch_on(mode, std::move(cases)));
       b.push_back(if_then(method(dev, "is_cuda"), std::move(gpu),
                           std::move(cpu_run)));
     }

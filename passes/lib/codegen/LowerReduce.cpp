@@ -18,6 +18,16 @@ int register_slots(const ir::Graph &g, const sched::Kernel &k) {
   return std::clamp(32 / vector_width(g, k), 2, 4);
 }
 
+bool may_reduce_columns(const ir::Graph &g, const sched::Kernel &k) {
+  if (k.dims.empty() || k.reductions.empty())
+    return false;
+  const ir::Shape &full = g.node(g.node(k.reductions[0]).operands[0]).type.shape;
+  for (int64_t d : k.dims)
+    if (d == -1 || (full.ranked && d == int64_t(full.dims.size()) - 1))
+      return false;
+  return true;
+}
+
 int split_launches(const ir::Graph &g, const sched::Kernel &k) {
   std::string none;
   return RedModel{g, k, 0, none, none}.last_launch() + 1;

@@ -5,7 +5,11 @@
 //   loop    rows too long for registers: each pass re-reads the row;
 //   split   few long rows: each pass is a launch over row chunks, the
 //           reductions combined through per-chunk partials by a combine
-//           kernel (in fixed order: results are deterministic).
+//           kernel (in fixed order: results are deterministic);
+//   cols    rows that are neighbours in memory (a reduction over a dim
+//           that is not the innermost): neighbouring rows per block, a
+//           warp's loads across them, held in registers (colsreg) or
+//           re-read per pass.
 #include "ReduceModel.h"
 
 #include "../CentredSquares.h"
@@ -28,8 +32,10 @@ constexpr int kTiles = 4;
 constexpr int kCombine = 8;
 // How a slot's elements are read and written: a 16-byte vector of V
 // neighbours (rows that are contiguous, aligned and a multiple of V long:
-// sp.vec), or element by element (any other layout).
-enum class Access { Vector, Scalar };
+// sp.vec), element by element (any other layout), or element by element
+// in column mode (a thread's elements tpr apart along R, the block's
+// neighbouring rows neighbours in memory: RedMode::cols).
+enum class Access { Vector, Scalar, Column };
 
 // How the loop and split kernels run a pass over a row's tiles.
 struct PassStyle {
@@ -42,6 +48,8 @@ struct PassStyle {
   // uses any in a pass that only reduces (tiles of V; at least one tile);
   // a writing pass loads one tile.
   int scalar_elems = 0;
+  // The element-by-element path's access: Access::Scalar, or Column.
+  Access scalar_access = Access::Scalar;
   // Cache hints (the loop kernels): kiln::gen::vec_load_keep, vec_load_last
   // and vec_store_stream, or load_keep, load_last and store_stream element
   // by element (generated.cuh says which is which).
@@ -71,11 +79,15 @@ struct RedCuda : RedModel {
     return ps;
   }
 
-  // `constexpr int V`, the block reductions' shared memory.
-  void kernel_prelude(Stmts &b) const {
+  // `constexpr int V`, the block reductions' shared memory: a value per
+  // warp (up to 16 x 32 B), or in column mode a value per warp and row (up
+  // to 256 x 32 B: kiln::gen::plan_cuda keeps blockDim.x / 32 * sp.cols
+  // within 256).
+  void kernel_prelude(Stmts &b, bool columns = false) const {
     b.push_back(decl("constexpr", "int", "V", lit(vector_width(g, k))));
-    Stmt s = decl_array("double", "kiln_smem", "96",
-                        "block reductions: a value per warp, up to 16 x 32 B");
+    Stmt s = decl_array("double", "kiln_smem", columns ? "1024" : "96",
+                        columns ? "column reductions: a value per warp and row, up to 256 x 32 B"
+                                : "block reductions: a value per warp, up to 16 x 32 B");
     s.qual = "__shared__";
     b.push_back(std::move(s));
   }
@@ -93,15 +105,21 @@ struct RedCuda : RedModel {
   // index with a run-time multiply: f32 slower than before. See
   // bench/results/2026-11-28-h100-loop.md (rows of 50257 columns: no
   // 16-byte alignment, so this loop).
+  // In column mode a thread's slot is V elements tpr apart, from its lane
+  // (its place among the row's threads).
   Expr slot_start(Access a, const char *index = "int64_t") const {
     const bool wide = std::string(index) == "int64_t";
     if (a == Access::Vector)
       return wide ? cast("int64_t", lane) * V : lane * V;
+    if (a == Access::Column)
+      return wide ? cast("int64_t", lane) : lane;
     Expr warp = lane / lit(32);
     return (wide ? cast("int64_t", warp) : warp) * (lit(32) * V) + lane % lit(32);
   }
   Expr elem(Access a, Expr jj) const {
-    return a == Access::Vector ? e + jj : e + jj * lit(32);
+    return a == Access::Vector ? e + jj
+           : a == Access::Column ? e + jj * tpr
+                                 : e + jj * lit(32);
   }
 
   // A slot's access as `a` says: the 16-byte `vector` statement, or
@@ -211,9 +229,11 @@ struct RedCuda : RedModel {
     }
   }
 
-  void row_reduce(Stmts &b, int pass) const {
+  // The reductions of `pass` over a row's threads; with `cols`, column
+  // mode's rows of cols neighbours (kiln::gen::col_reduce).
+  void row_reduce(Stmts &b, int pass, Expr cols = Expr()) const {
     for (NodeId r : reductions_in(pass))
-      b.push_back(low::row_reduce(op_name(r), acc_type(r), acc(r), tpr, smem));
+      b.push_back(low::row_reduce(op_name(r), acc_type(r), acc(r), tpr, smem, cols));
   }
 
   // Register mode: every input of a row is read once, 16 bytes at a time,
@@ -242,14 +262,22 @@ struct RedCuda : RedModel {
   // 0.10 ms, over 16384x1001 0.124 -> 0.049 on an H200
   // (bench/results/2026-11-28-h200-rowsany.md). No FULL twin: its rows
   // rarely fill every slot.
+  //
+  // `colsreg` (Access::Column) holds column mode's rows (RedMode::colsreg:
+  // neighbouring rows in a block, sp.cols of them, thread t of row t %
+  // cols) in registers in the same slots, when they fit: short rows far
+  // apart in memory (a softmax over the channels of [B, C, HW]) are read
+  // once instead of once per pass.
   Function cuda_rows_registers(Access a) const {
-    const bool vec = a == Access::Vector;
+    const bool vec = a == Access::Vector, columns = a == Access::Column;
     Function f;
-    f.flavour = vec ? "rows" : "rowsany";
+    f.flavour = vec ? "rows" : columns ? "colsreg" : "rowsany";
     f.name = name(f.flavour);
     f.header = header(vec ? "a row per thread group, held in registers"
-                          : "a row per thread group, held in registers, "
-                            "read element by element");
+                      : columns ? "neighbouring rows per block, held in "
+                                  "registers, a warp's loads across rows"
+                                : "a row per thread group, held in registers, "
+                                  "read element by element");
     f.params = params(false);
     f.tparam = "SLOTS";
     if (vec)
@@ -262,12 +290,20 @@ struct RedCuda : RedModel {
     for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
       f.instances.push_back({slots, "512"});
     Stmts &b = f.body;
-    kernel_prelude(b);
+    kernel_prelude(b, columns);
+    const Expr cols = v("cols");
     b.push_back(decl("const", "int", "R", cast("int", sp.field("R")),
                      vec ? "a multiple of V" : "at most 2048 V"));
-    b.push_back(decl("const", "int", "tpr", sp.field("tpr")));
-    b.push_back(decl("const", "int", "lane", v("threadIdx.x") % tpr));
-    b.push_back(decl("const", "int64_t", "groups", v("blockDim.x") / tpr));
+    if (columns) {
+      b.push_back(decl("const", "int", "cols", sp.field("cols"),
+                       "rows per block, a power of two up to 32"));
+      b.push_back(decl("const", "int", "tpr", cast("int", v("blockDim.x")) / cols));
+      b.push_back(decl("const", "int", "lane", cast("int", v("threadIdx.x")) / cols));
+    } else {
+      b.push_back(decl("const", "int", "tpr", sp.field("tpr")));
+      b.push_back(decl("const", "int", "lane", v("threadIdx.x") % tpr));
+      b.push_back(decl("const", "int64_t", "groups", v("blockDim.x") / tpr));
+    }
     if (!vec)
       for (size_t op = 0; op < nout + nin; ++op)
         b.push_back(rstride_decl(op));
@@ -279,7 +315,8 @@ struct RedCuda : RedModel {
     // issued before any row's arithmetic, so that a thread has several
     // rows' loads in flight instead of one (load, reduce, store, next row).
     b.push_back(decl("constexpr", "int", "RPG",
-                     select(slots == lit(1), v("kiln::kRowsPerGroup"), lit(1)),
+                     columns ? lit(1)
+                             : select(slots == lit(1), v("kiln::kRowsPerGroup"), lit(1)),
                      "rows a group holds at once (sp.rpg of them)"));
     auto slot_loop = [&](Stmts body, Expr guard = Expr()) {
       Stmts inner;
@@ -328,7 +365,9 @@ struct RedCuda : RedModel {
                                                        : g.node(in).name));
     const Expr o = v("o"), i = v("i"), inner = sp.field("inner");
     auto row_of = [&](Stmts &rb, bool all_bases) {
-      rb.push_back(decl("const", "int64_t", "row", v("row0") + q * stride));
+      rb.push_back(decl("const", "int64_t", "row",
+                        columns ? v("row0") + cast("int", v("threadIdx.x")) % cols
+                                : v("row0") + q * stride));
       rb.push_back(decl("const", "int64_t", "o",
                         select(inner == lit(1), row, row / inner)));
       rb.push_back(decl("const", "int64_t", "i", row - o * inner));
@@ -412,8 +451,29 @@ struct RedCuda : RedModel {
                                              numbered("y", out).field("v")[j])}));
       }
       rowb.push_back(slot_loop(std::move(slot), live));
-      row_reduce(rowb, p);
+      row_reduce(rowb, p, columns ? cols : Expr());
       epilogue(rowb, p, reduced_store(lane == lit(0) && live));
+    }
+    if (columns) {
+      // A row past the end (`live` false) loads nothing and joins the
+      // block's reductions; every thread steps through the same blocks.
+      Stmts one;
+      one.push_back(decl("const", "int", "q", lit(0)));
+      for (Stmt &st : loadb)
+        one.push_back(std::move(st));
+      Stmts guarded;
+      guarded.push_back(if_then(v("row0") + cast("int", v("threadIdx.x")) % cols <
+                                    sp.field("rows"),
+                                std::move(one)));
+      guarded.push_back(decl("const", "int", "q", lit(0)));
+      for (Stmt &st : rowb)
+        guarded.push_back(std::move(st));
+      b.push_back(for_loop(
+          decl("", "int64_t", "row0", cast("int64_t", v("blockIdx.x")) * cols),
+          v("row0") < sp.field("rows"),
+          binary("+=", v("row0"), cast("int64_t", v("gridDim.x")) * cols),
+          std::move(guarded)));
+      return f;
     }
     Stmts iter;
     iter.push_back(for_loop(decl("", "int", "q", lit(0)), q < v("RPG"),
@@ -489,7 +549,7 @@ struct RedCuda : RedModel {
                t1 = v("t1"), t = v("t"), u = v("u");
     const Expr tile_at = read % 2 ? tiles - 1 - (t + u) : t + u;
     Stmts paths[2];
-    for (Access a : {Access::Vector, Access::Scalar}) {
+    for (Access a : {Access::Vector, style.scalar_access}) {
       const bool vec = a == Access::Vector;
       if (vec ? !style.vector : !style.scalar)
         continue;
@@ -579,6 +639,50 @@ struct RedCuda : RedModel {
         b.push_back(std::move(s));
   }
 
+  // Loop and column modes: each pass over the row's tiles (tiled_pass),
+  // its reductions over the row's threads (with `cols`, column mode's), the
+  // epilogue's reduced outputs written by the thread `writer` says.
+  void looped_passes(Stmts &rowb, const PassStyle &style, Expr writer,
+                     Expr cols = Expr()) const {
+    for (int p = 0, read = 0; p < k.passes; ++p, ++read) {
+      const std::optional<Moments> mo = moments_at(p);
+      if (!mo) {
+        rowb.push_back(comment("pass " + std::to_string(p)));
+        declare_accumulators(rowb, p);
+        tiled_pass(rowb, p, style, read);
+        row_reduce(rowb, p, cols);
+        epilogue(rowb, p, reduced_store(writer));
+        continue;
+      }
+      // A row's sum and its squared deviations from the mean in one read
+      // (layer norm: two reads of the row where the decomposition makes
+      // three): each thread's moments merge those of its loaded slots,
+      // each slot's taken about its own mean in registers (Chan, Golub
+      // and LeVeque), then the block's merge; the sum is n times the mean.
+      // Welford's update per element (kiln::scalar::combine_sum_sq_dev)
+      // costs a division an element; this costs one per kTiles slots.
+      rowb.push_back(comment("passes " + std::to_string(p) + " and " +
+                             std::to_string(p + 1) + " in one read"));
+      declare_accumulators(rowb, p);
+      declare_accumulators(rowb, p + 1);
+      rowb.push_back(decl("", moments_type(*mo), print(moments_acc(*mo)),
+                          call("kiln::scalar::init_sum_sq_dev<" +
+                                   elem_type(mo->squares) + ">",
+                               {})));
+      tiled_pass(rowb, p, style, read, mo);
+      rowb.push_back(low::row_reduce("sum_sq_dev", moments_type(*mo),
+                                     moments_acc(*mo), tpr, smem, cols));
+      const std::string t = elem_type(mo->sum);
+      rowb.push_back(assign(acc(mo->sum), (moments_acc(*mo).field("shift") +
+                                           moments_acc(*mo).field("mean")) *
+                                              cast(t, R)));
+      rowb.push_back(assign(acc(mo->squares), moments_acc(*mo).field("m2")));
+      epilogue(rowb, p, reduced_store(writer));
+      epilogue(rowb, p + 1, reduced_store(writer));
+      ++p;
+    }
+  }
+
   // Loop mode: a block of kiln::kLoopThreads per row; each pass re-reads
   // the row from memory (it is too long for registers, or not
   // contiguous). Two kernels: `loop` for rows read 16 bytes at a time
@@ -641,46 +745,64 @@ struct RedCuda : RedModel {
     Stmts rowb;
     row_setup(rowb);
     prologue(rowb);
-    for (int p = 0, read = 0; p < k.passes; ++p, ++read) {
-      const std::optional<Moments> mo = moments_at(p);
-      if (!mo) {
-        rowb.push_back(comment("pass " + std::to_string(p)));
-        declare_accumulators(rowb, p);
-        tiled_pass(rowb, p, style, read);
-        row_reduce(rowb, p);
-        epilogue(rowb, p, reduced_store(lane == lit(0)));
-        continue;
-      }
-      // A row's sum and its squared deviations from the mean in one read
-      // (layer norm: two reads of the row where the decomposition makes
-      // three): each thread's moments merge those of its loaded slots,
-      // each slot's taken about its own mean in registers (Chan, Golub
-      // and LeVeque), then the block's merge; the sum is n times the mean.
-      // Welford's update per element (kiln::scalar::combine_sum_sq_dev)
-      // costs a division an element; this costs one per kTiles slots.
-      rowb.push_back(comment("passes " + std::to_string(p) + " and " +
-                             std::to_string(p + 1) + " in one read"));
-      declare_accumulators(rowb, p);
-      declare_accumulators(rowb, p + 1);
-      rowb.push_back(decl("", moments_type(*mo), print(moments_acc(*mo)),
-                          call("kiln::scalar::init_sum_sq_dev<" +
-                                   elem_type(mo->squares) + ">",
-                               {})));
-      tiled_pass(rowb, p, style, read, mo);
-      rowb.push_back(low::row_reduce("sum_sq_dev", moments_type(*mo),
-                                     moments_acc(*mo), tpr, smem));
-      const std::string t = elem_type(mo->sum);
-      rowb.push_back(assign(acc(mo->sum), (moments_acc(*mo).field("shift") +
-                                           moments_acc(*mo).field("mean")) *
-                                              cast(t, R)));
-      rowb.push_back(assign(acc(mo->squares), moments_acc(*mo).field("m2")));
-      epilogue(rowb, p, reduced_store(lane == lit(0)));
-      epilogue(rowb, p + 1, reduced_store(lane == lit(0)));
-      ++p;
-    }
+    looped_passes(rowb, style, lane == lit(0));
     b.push_back(for_loop(decl("", "int64_t", "row", v("blockIdx.x")),
                          row < sp.field("rows"),
                          binary("+=", row, v("gridDim.x")), std::move(rowb)));
+    return f;
+  }
+
+  // Column mode: rows that are neighbours in memory, their elements far
+  // apart (a reduction over a dim that is not the innermost: log_softmax
+  // over dim 0, a mean over the tokens of [B, T, C]). A block holds
+  // sp.cols neighbouring rows of tpr threads each (blockDim.x / sp.cols,
+  // thread t of row t % cols), each pass re-reading them as loop mode
+  // does: a warp's load at one place along R reads cols neighbours in
+  // memory, one or more whole sectors, where a thread group per row
+  // (rowsany, loopany) read a sector per element. log_softmax over dim 0
+  // of 4096x1024 f32 on an H200 ran at 9 % of the memory floor that way.
+  Function cuda_cols() const {
+    Function f;
+    f.flavour = "cols";
+    f.name = name(f.flavour);
+    f.header = header("neighbouring rows per block, each pass re-reads "
+                      "them, a warp's loads across rows");
+    f.launch_bounds = "512";
+    f.params = params(false);
+    PassStyle style;
+    style.vector = false;
+    style.scalar_access = Access::Column;
+    style.scalar_elems = 8;
+    style.hints = true;
+    const Expr cols = v("cols"), live = v("live"), row0 = v("row0"),
+               tile = v("tile");
+    Stmts &b = f.body;
+    kernel_prelude(b, true);
+    b.push_back(decl("const", "int64_t", "R", sp.field("R")));
+    b.push_back(decl("const", "int", "cols", sp.field("cols"),
+                     "rows per block, a power of two up to 32"));
+    b.push_back(decl("const", "int", "tpr", cast("int", v("blockDim.x")) / cols));
+    b.push_back(decl("const", "int", "lane", cast("int", v("threadIdx.x")) / cols));
+    b.push_back(decl("const", "uint64_t", "keep",
+                     call("kiln::gen::l2_evict_last", {})));
+    b.push_back(decl("const", "int64_t", "tile", cast("int64_t", tpr) * V));
+    b.push_back(decl("const", "int64_t", "tiles", (R + tile - 1) / tile));
+    b.push_back(decl("const", "int64_t", "t0", lit(0)));
+    Stmts rowb;
+    rowb.push_back(decl("const", "int64_t", "row",
+                        row0 + cast("int", v("threadIdx.x")) % cols));
+    rowb.push_back(decl("const", "bool", "live", row < sp.field("rows")));
+    rowb.push_back(decl("const", "int64_t", "t1", select(live, v("tiles"), lit(0)),
+                        "a row past the end reads nothing, and joins the "
+                        "block's reductions"));
+    row_setup(rowb);
+    prologue(rowb);
+    looped_passes(rowb, style, lane == lit(0) && live, cols);
+    b.push_back(for_loop(
+        decl("", "int64_t", "row0", cast("int64_t", v("blockIdx.x")) * cols),
+        row0 < sp.field("rows"),
+        binary("+=", row0, cast("int64_t", v("gridDim.x")) * cols),
+        std::move(rowb)));
     return f;
   }
 
@@ -709,38 +831,69 @@ struct RedCuda : RedModel {
   // block of the next pass reads one value.
   void cuda_split(std::vector<Function> &fs,
                   const std::vector<ScratchEntry> &layout) const {
-    // A kernel per pass (split0, split1, ...), each with only its own
-    // pass's registers: one kernel switching on sp.pass took the largest
-    // pass's (where(sum): 46 registers instead of 32, 5 blocks per
-    // multiprocessor instead of 8). Each block owns a run of neighbouring
-    // tiles of tpr slots. Passes alternate direction, so that a pass starts
-    // on the end of the row the previous pass read last, which L2 still
-    // holds (where(sum), hand-written: 0.2124 ms forward, 0.2078 mirrored).
+    split_passes(fs, layout, false);
+    combine_kernel(fs, layout);
+  }
+
+  // The split kernels of each pass. A kernel per pass (split0, split1,
+  // ...), each with only its own pass's registers: one kernel switching on
+  // sp.pass took the largest pass's (where(sum): 46 registers instead of
+  // 32, 5 blocks per multiprocessor instead of 8). Each block owns a run of
+  // neighbouring tiles of tpr slots. Passes alternate direction, so that a
+  // pass starts on the end of the row the previous pass read last, which
+  // L2 still holds (where(sum), hand-written: 0.2124 ms forward, 0.2078
+  // mirrored).
+  //
+  // With `columns` (colsplit0, ...: RedMode::colsplit), column mode's
+  // blocks of sp.cols neighbouring rows, each block a run of tiles of
+  // every one of its rows: too few blocks of columns to fill the GPU (1024
+  // f32 columns are 128 blocks), or few very long columns. A block's rows
+  // past the end take the last row's place, read nothing and write no
+  // partial.
+  void split_passes(std::vector<Function> &fs,
+                    const std::vector<ScratchEntry> &layout, bool columns) const {
     StoreFn no_store = [](size_t, Stmt s) { return s; }; // never called
     const Expr splits = sp.field("splits"), tile = v("tile"),
                tiles = v("tiles"), per = v("per"), t0 = v("t0"), t1 = v("t1"),
-               t = v("t"), u = v("u");
+               cols = v("cols"), live = v("live"), first = v("first");
     for (int launch = 0; launch < k.passes; ++launch) {
       Function f;
-      f.flavour = "split" + std::to_string(launch);
+      f.flavour = (columns ? "colsplit" : "split") + std::to_string(launch);
       f.name = name(f.flavour);
-      f.header = header("few long rows: pass " + std::to_string(launch) +
-                        " over the row's tiles");
+      f.header = header(columns ? "few blocks of columns: pass " +
+                                      std::to_string(launch) +
+                                      " over their rows' tiles"
+                                : "few long rows: pass " +
+                                      std::to_string(launch) +
+                                      " over the row's tiles");
       f.launch_bounds = "512";
       f.params = params(true);
       Stmts &b = f.body;
-      kernel_prelude(b);
+      kernel_prelude(b, columns);
       b.push_back(decl("const", "int64_t", "R", sp.field("R")));
-      b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
-      b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
-      b.push_back(decl("const", "int64_t", "row", v("blockIdx.x") / splits));
+      if (columns) {
+        b.push_back(decl("const", "int", "cols", sp.field("cols"),
+                         "rows per block, a power of two up to 32"));
+        b.push_back(decl("const", "int", "tpr", cast("int", v("blockDim.x")) / cols));
+        b.push_back(decl("const", "int", "lane", cast("int", v("threadIdx.x")) / cols));
+        b.push_back(decl("const", "int64_t", "first",
+                         cast("int64_t", v("blockIdx.x") / splits) * cols +
+                             cast("int", v("threadIdx.x")) % cols));
+        b.push_back(decl("const", "bool", "live", first < sp.field("rows")));
+        b.push_back(decl("const", "int64_t", "row",
+                         select(live, first, sp.field("rows") - lit(1))));
+      } else {
+        b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
+        b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
+        b.push_back(decl("const", "int64_t", "row", v("blockIdx.x") / splits));
+      }
       b.push_back(decl("const", "int64_t", "split", v("blockIdx.x") % splits));
       b.push_back(decl("const", "int64_t", "tile", cast("int64_t", tpr) * V));
       b.push_back(decl("const", "int64_t", "tiles", (R + tile - 1) / tile));
       b.push_back(decl("const", "int64_t", "per", (tiles + splits - 1) / splits));
       b.push_back(decl("const", "int64_t", "t0", split * per));
-      b.push_back(decl("const", "int64_t", "t1",
-                       select(t0 + per < tiles, t0 + per, tiles)));
+      Expr end = select(t0 + per < tiles, t0 + per, tiles);
+      b.push_back(decl("const", "int64_t", "t1", columns ? select(live, end, t0) : end));
       row_setup(b);
       prologue(b);
       partial_pointers(b, layout);
@@ -752,14 +905,26 @@ struct RedCuda : RedModel {
       b.push_back(comment("pass " + std::to_string(launch) +
                           " over this block's tiles"));
       declare_accumulators(b, launch);
-      tiled_pass(b, launch, PassStyle{}, launch);
-      row_reduce(b, launch);
+      PassStyle style;
+      if (columns) {
+        style.vector = false;
+        style.scalar_access = Access::Column;
+        style.scalar_elems = 8;
+      }
+      tiled_pass(b, launch, style, launch);
+      row_reduce(b, launch, columns ? cols : Expr());
       for (NodeId r : reductions_in(launch))
-        b.push_back(if_then(lane == lit(0),
+        b.push_back(if_then(columns ? lane == lit(0) && live : lane == lit(0),
                             {assign(part(r)[row * splits + split], acc(r))}));
       fs.push_back(std::move(f));
     }
+  }
 
+  // Split mode's combine kernel: a block per row folds a pass's partials.
+  void combine_kernel(std::vector<Function> &fs,
+                      const std::vector<ScratchEntry> &layout) const {
+    StoreFn no_store = [](size_t, Stmt s) { return s; }; // never called
+    const Expr splits = sp.field("splits"), u = v("u");
     Function f;
     f.flavour = "combine";
     f.name = name("combine");
@@ -829,9 +994,15 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   kl.scratch = scratch_layout(g, k);
   kl.functions.push_back(red.cuda_rows_registers(Access::Vector));
   kl.functions.push_back(red.cuda_rows_registers(Access::Scalar));
+  if (may_reduce_columns(g, k))
+    kl.functions.push_back(red.cuda_rows_registers(Access::Column));
   kl.functions.push_back(red.cuda_rows_loop(Access::Vector));
   kl.functions.push_back(red.cuda_rows_loop(Access::Scalar));
+  if (may_reduce_columns(g, k))
+    kl.functions.push_back(red.cuda_cols());
   red.cuda_split(kl.functions, kl.scratch);
+  if (may_reduce_columns(g, k))
+    red.split_passes(kl.functions, kl.scratch, true);
   return kl;
 }
 

@@ -374,12 +374,14 @@ Stmt accumulate(std::string op, Expr lhs, Expr earlier, Expr value,
   return s;
 }
 Stmt row_reduce(std::string op, std::string acc_type, Expr acc, Expr threads,
-                Expr smem) {
+                Expr smem, Expr columns) {
   Stmt s = of(Stmt::RowReduce);
   s.op = std::move(op);
   s.type = std::move(acc_type);
   s.lhs = std::move(acc);
   s.args = {std::move(threads), std::move(smem)};
+  if (columns)
+    s.args.push_back(std::move(columns));
   return s;
 }
 Stmt launch(LaunchInfo l) {

@@ -185,9 +185,13 @@ struct CPrinter {
     case Stmt::RowReduce:
       if (dialect != Dialect::Cuda)
         llvm_unreachable("a row reduction outside a CUDA kernel");
-      os << ind << print(s.lhs) << " = kiln::gen::row_reduce<kiln::gen::red_"
-         << s.op << ">(" << print(s.lhs) << ", " << print(s.args[0])
-         << ", reinterpret_cast<" << s.type << " *>(" << print(s.args[1])
+      os << ind << print(s.lhs) << " = kiln::gen::"
+         << (s.args.size() > 2 ? "col_reduce" : "row_reduce")
+         << "<kiln::gen::red_" << s.op << ">(" << print(s.lhs) << ", "
+         << print(s.args[0]) << ", ";
+      if (s.args.size() > 2)
+        os << print(s.args[2]) << ", ";
+      os << "reinterpret_cast<" << s.type << " *>(" << print(s.args[1])
          << "));\n";
       return;
     case Stmt::GuardCheck: {

@@ -124,8 +124,10 @@ struct TextPrinter {
       return;
     case Stmt::RowReduce:
       os << ind << print(s.lhs) << " = row_reduce " << s.op << "("
-         << print(s.lhs) << ") over " << print(s.args[0])
-         << " threads\n";
+         << print(s.lhs) << ") over " << print(s.args[0]) << " threads"
+         << (s.args.size() > 2 ? " of each of " + print(s.args[2]) + " columns"
+                               : std::string())
+         << "\n";
       return;
     case Stmt::GuardCheck:
       os << ind << "guard " << s.guard.check << "\n"

@@ -192,4 +192,32 @@ __device__ __forceinline__ A row_reduce(A v, int tpr, A *smem) {
   return v;
 }
 
+// Reduces v over the tpr threads of a column-mode row (RedMode::cols): a
+// block of cx * tpr threads (both powers of two, cx <= 32), thread t of row
+// t % cx, so that a warp's loads of one position along R read cx
+// neighbours in memory. Within a warp the lanes of a row are cx apart (a
+// shuffle for each m >= cx); across warps, through smem, which holds
+// blockDim.x / 32 * cx values, each row's combined in warp order (the
+// result does not depend on timing). Every thread of the row gets it.
+template <class Op, class A>
+__device__ __forceinline__ A col_reduce(A v, int tpr, int cx, A *smem) {
+  const int threads = tpr * cx;
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2)
+    if (m >= cx && m < threads)
+      v = Op::combine(v, shfl_xor(v, m));
+  if (threads <= 32)
+    return v;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = threads / 32;
+  __syncthreads(); // smem may still be read by the previous reduction
+  if (lane < cx)
+    smem[warp * cx + lane] = v;
+  __syncthreads();
+  const int c = threadIdx.x % cx;
+  v = smem[c];
+  for (int w = 1; w < nw; ++w)
+    v = Op::combine(v, smem[w * cx + c]);
+  return v;
+}
+
 } // namespace kiln::gen

@@ -305,10 +305,23 @@ template <int N> bool rows_aligned(const RowStrides<N> &st, int op, int vec) {
   return true;
 }
 
-// The three GPU reduction kernels: a thread group per row holding the row
-// in registers (rows), a block re-reading the row per pass (loop), a row
-// split over blocks with a launch per pass (split).
-enum class RedMode { rows, loop, split };
+// The GPU reduction kernels: a thread group per row holding the row in
+// registers (rows), a block re-reading the row per pass (loop), a row
+// split over blocks with a launch per pass (split); neighbouring rows per
+// block, a warp's loads across rows, re-read per pass (cols), held in
+// registers (colsreg) or split over blocks as split mode does (colsplit).
+enum class RedMode { rows, loop, split, cols, colsreg, colsplit };
+
+// Whether column mode can read the rows of a reduction: every operand's
+// neighbouring rows (along inner) are neighbours in memory, or the same
+// element (a tensor broadcast along them). The rows are then far apart
+// along R: a reduction over a dim that is not the innermost.
+template <int N> bool columns_fit(const RowStrides<N> &st) {
+  for (int op = 0; op < N; ++op)
+    if (st.s[op][2] != 0 && st.s[op][2] != 1)
+      return false;
+  return true;
+}
 
 // A tuning knob for measurements (-DKILN_ROWS_SLOTS=1|2|4 on the compile
 // command reaches the generated code), not an interface.
@@ -321,12 +334,62 @@ enum class RedMode { rows, loop, split };
 // `slots_per_thread` slots per thread: a thread group per row with the row
 // in registers when it fits (a warp for short rows, a block for long ones),
 // a block re-reading the row per pass when it does not, and a row split
-// over blocks when there are too few rows to fill the GPU. Sets sp.tpr,
-// sp.vpt, sp.splits and the launch shape.
+// over blocks when there are too few rows to fill the GPU; rows that are
+// neighbours in memory (`columns`: columns_fit, and at least max(8, 2V) of
+// them along inner), neighbours in a block (column mode). Sets sp.tpr,
+// sp.vpt, sp.splits, sp.cols and the launch shape.
 inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
-                         int64_t sms, unsigned &grid, unsigned &block) {
+                         int64_t sms, unsigned &grid, unsigned &block,
+                         bool columns = false) {
   const int64_t slots = (sp.R + V - 1) / V;
   sp.rpg = 1; // one row a group at a time, unless many short rows below
+  sp.cols = 0;
+  // Column mode: a block of `cols` neighbouring rows, at least 32 bytes
+  // of each element (a sector), at most 32 rows, as many as leave two
+  // blocks per multiprocessor; tpr threads per row, a power of two, about
+  // one for every 8 elements of the row, at most 512 / cols threads and
+  // 256 / cols warps' values in the block's reductions (kiln_smem). Blocks
+  // for at most half the multiprocessors, and rows of 8 tiles or more:
+  // each block's rows split over sp.splits blocks (colsplit), about four
+  // blocks per multiprocessor in all. On an H200 (132 multiprocessors;
+  // bench/results/2026-11-28-h200-cols.md, run 3), sum over dim 0 of
+  // 65536x64 f32 (8 blocks) 0.0327 -> 0.0130 ms split, softmax over dim 0
+  // of 4096x1024 bf16 (64 blocks) 0.0343 -> 0.0320; but log_softmax over
+  // dim 0 of 4096x1024 f32 (128 blocks, a launch per pass and a combine
+  // after each reduction) 0.0244 -> 0.043 and var 0.0118 -> 0.028.
+  const int min_cols = std::max(8, 2 * V);
+  if (columns && sp.inner >= min_cols) {
+    int cols = 32;
+    while (cols > min_cols && (sp.rows + cols - 1) / cols < 2 * sms)
+      cols /= 2;
+    int64_t tpr = 1;
+    while (tpr * 8 < sp.R && tpr * cols < 512)
+      tpr *= 2;
+    while (tpr * cols < 32)
+      tpr *= 2;
+    if (cols == 32)
+      tpr = std::min<int64_t>(tpr, 8); // 256 threads: 8 warps x 32 rows
+    sp.cols = cols;
+    sp.tpr = int(tpr);
+    block = unsigned(tpr * cols);
+    const int64_t blocks_needed = (sp.rows + cols - 1) / cols;
+    grid = unsigned(std::max<int64_t>(1, std::min(blocks_needed, sms * 32)));
+    const int64_t tiles = (sp.R + tpr * V - 1) / (tpr * V);
+    if (2 * blocks_needed <= sms && tiles >= 8) {
+      const int64_t want = (4 * sms + blocks_needed - 1) / blocks_needed;
+      sp.splits = int(std::min(want, tiles / 4));
+      grid = unsigned(blocks_needed * sp.splits);
+      return RedMode::colsplit;
+    }
+    // Rows that fit slots_per_thread slots of V elements per thread: held
+    // in registers, read once whatever the passes.
+    const int64_t vpt = (sp.R + tpr * V - 1) / (tpr * V);
+    if (vpt <= slots_per_thread) {
+      sp.vpt = int(vpt);
+      return RedMode::colsreg;
+    }
+    return RedMode::cols;
+  }
   if (sp.rows < 2 * sms && sp.R >= 16384) {
     // About 32 blocks of 256 threads per multiprocessor in all (a grid of
     // several waves streams memory better than one), tiles of 256 slots.

@@ -54,6 +54,7 @@ struct RowSpace {
   int64_t chunk = 0; // split mode: elements of a row per split (slot multiple)
   int pass = 0;      // split mode: the pass this launch runs
   int rpg = 1;       // register mode: rows a thread group holds at once
+  int cols = 0;      // column mode: rows of a block (neighbours in memory)
 };
 // The most rows a group of the one-slot rows kernel holds at once (sp.rpg;
 // many short rows: kiln::gen::plan_cuda).

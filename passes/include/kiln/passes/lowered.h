@@ -164,7 +164,8 @@ struct Stmt {
     Accumulate, // lhs = kiln::scalar::combine_<op>(args[0], args[1]);
                 // (args[0] holds the earlier elements; usually lhs itself)
     RowReduce,  // lhs = lhs combined over the row's args[0] threads, through
-                // the shared memory args[1] (CUDA; type: the accumulator)
+                // the shared memory args[1] (CUDA; type: the accumulator);
+                // with args[2], column mode's rows of args[2] columns
     // Host statements.
     GuardCheck, // if (cond) return kiln::rt::guard_failed(kFn, message);
                 // (the function declares kFn, its user-facing name)
@@ -218,7 +219,7 @@ Stmt compute(std::string type, std::string name, std::string op,
 Stmt accumulate(std::string op, Expr lhs, Expr earlier, Expr value,
                 std::string text = "");
 Stmt row_reduce(std::string op, std::string acc_type, Expr acc, Expr threads,
-                Expr smem);
+                Expr smem, Expr columns = Expr());
 Stmt brk();
 Stmt switch_on(Expr subject,
                std::vector<std::pair<std::vector<Expr>, Stmts>> cases);

@@ -8,8 +8,8 @@
 //           kernel (in fixed order: results are deterministic);
 //   cols    rows that are neighbours in memory (a reduction over a dim
 //           that is not the innermost): neighbouring rows per block, a
-//           warp's loads across them, held in registers (colsreg) or
-//           re-read per pass.
+//           warp's loads across them, held in registers (colsreg),
+//           re-read per pass (cols) or split over blocks (colsplit).
 #include "ReduceModel.h"
 
 #include "../CentredSquares.h"
@@ -229,6 +229,16 @@ struct RedCuda : RedModel {
     }
   }
 
+  // Column mode's thread mapping: `cols` rows per block (sp.cols), `tpr`
+  // threads each, thread t of row t % cols at `lane` t / cols among them.
+  void column_mapping(Stmts &b) const {
+    const Expr cols = v("cols");
+    b.push_back(decl("const", "int", "cols", sp.field("cols"),
+                     "rows per block, a power of two up to 32"));
+    b.push_back(decl("const", "int", "tpr", cast("int", v("blockDim.x")) / cols));
+    b.push_back(decl("const", "int", "lane", cast("int", v("threadIdx.x")) / cols));
+  }
+
   // The reductions of `pass` over a row's threads; with `cols`, column
   // mode's rows of cols neighbours (kiln::gen::col_reduce).
   void row_reduce(Stmts &b, int pass, Expr cols = Expr()) const {
@@ -295,10 +305,7 @@ struct RedCuda : RedModel {
     b.push_back(decl("const", "int", "R", cast("int", sp.field("R")),
                      vec ? "a multiple of V" : "at most 2048 V"));
     if (columns) {
-      b.push_back(decl("const", "int", "cols", sp.field("cols"),
-                       "rows per block, a power of two up to 32"));
-      b.push_back(decl("const", "int", "tpr", cast("int", v("blockDim.x")) / cols));
-      b.push_back(decl("const", "int", "lane", cast("int", v("threadIdx.x")) / cols));
+      column_mapping(b);
     } else {
       b.push_back(decl("const", "int", "tpr", sp.field("tpr")));
       b.push_back(decl("const", "int", "lane", v("threadIdx.x") % tpr));
@@ -779,10 +786,7 @@ struct RedCuda : RedModel {
     Stmts &b = f.body;
     kernel_prelude(b, true);
     b.push_back(decl("const", "int64_t", "R", sp.field("R")));
-    b.push_back(decl("const", "int", "cols", sp.field("cols"),
-                     "rows per block, a power of two up to 32"));
-    b.push_back(decl("const", "int", "tpr", cast("int", v("blockDim.x")) / cols));
-    b.push_back(decl("const", "int", "lane", cast("int", v("threadIdx.x")) / cols));
+    column_mapping(b);
     b.push_back(decl("const", "uint64_t", "keep",
                      call("kiln::gen::l2_evict_last", {})));
     b.push_back(decl("const", "int64_t", "tile", cast("int64_t", tpr) * V));
@@ -846,8 +850,9 @@ struct RedCuda : RedModel {
   //
   // With `columns` (colsplit0, ...: RedMode::colsplit), column mode's
   // blocks of sp.cols neighbouring rows, each block a run of tiles of
-  // every one of its rows: too few blocks of columns to fill the GPU (1024
-  // f32 columns are 128 blocks), or few very long columns. A block's rows
+  // every one of its rows, where the blocks of columns would fill at most
+  // half the GPU (kiln::gen::plan_cuda: 65536x64 f32 summed over dim 0 is 8
+  // blocks of 8 columns). A block's rows
   // past the end take the last row's place, read nothing and write no
   // partial.
   void split_passes(std::vector<Function> &fs,
@@ -872,10 +877,7 @@ struct RedCuda : RedModel {
       kernel_prelude(b, columns);
       b.push_back(decl("const", "int64_t", "R", sp.field("R")));
       if (columns) {
-        b.push_back(decl("const", "int", "cols", sp.field("cols"),
-                         "rows per block, a power of two up to 32"));
-        b.push_back(decl("const", "int", "tpr", cast("int", v("blockDim.x")) / cols));
-        b.push_back(decl("const", "int", "lane", cast("int", v("threadIdx.x")) / cols));
+        column_mapping(b);
         b.push_back(decl("const", "int64_t", "first",
                          cast("int64_t", v("blockIdx.x") / splits) * cols +
                              cast("int", v("threadIdx.x")) % cols));

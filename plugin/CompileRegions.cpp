@@ -2,7 +2,6 @@
 
 #include "Capture.h"
 #include "Diag.h"
-#include "EagerBackend.h"
 #include "Rewrite.h"
 
 #include <kiln/passes/text.h>
@@ -145,11 +144,12 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
     copts.dtypes = req.opts.dtypes;
   copts.unsafe_math = req.opts.unsafe_math;
   copts.cuda_graphs = req.opts.cuda_graphs;
+  copts.backward = req.opts.backward;
   copts.cuda = req.cuda;
   auto generate = [&](const codegen::FunctionSpec &spec, bool eager) {
     codegen::FunctionCode code;
     std::string err = guarded([&] {
-      code = eager ? eager_function(spec) : codegen::compile_function(spec, copts);
+      code = eager ? codegen::eager_function(spec) : codegen::compile_function(spec, copts);
     });
     if (!err.empty()) {
       code = codegen::FunctionCode();

@@ -228,6 +228,7 @@ json explain_json(const DumpedFunction &f) {
                                              : o.dtypes)},
                   {"unsafe_math", o.unsafe_math},
                   {"mode", o.cuda_graphs ? "reduce-overhead" : "default"},
+                  {"backward", o.backward ? "compiled" : "eager"},
                   {"cuda", f.cuda}};
 
   // Several fast paths: their graphs one after the other, as KIR reads them.

@@ -79,6 +79,8 @@ std::string parse_compile_option(llvm::StringRef option,
     opts.disable = true;
   } else if (option == "unsafe-math") {
     opts.unsafe_math = true;
+  } else if (option == "backward") {
+    opts.backward = true;
   } else if (option.starts_with("backend=")) {
     llvm::StringRef backend = option.drop_front(8);
     if (backend == "eager")
@@ -115,7 +117,7 @@ std::string parse_compile_option(llvm::StringRef option,
   } else {
     return "unknown kiln::compile option '" + option.str() +
            "' (expected fullgraph, disable, backend=eager, dtypes=<list>, "
-           "mode=reduce-overhead, unsafe-math)";
+           "mode=reduce-overhead, unsafe-math, backward)";
   }
   return "";
 }

@@ -57,6 +57,7 @@ struct CompileOptions {
   bool eager_backend = false; // "backend=eager": keep the eager body
   bool unsafe_math = false;
   bool cuda_graphs = false; // "mode=reduce-overhead"
+  bool backward = false;    // "backward": compile the backward too
   std::vector<DType> dtypes; // empty: codegen's default set
 };
 

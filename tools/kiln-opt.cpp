@@ -52,6 +52,11 @@ cl::opt<bool> pipeline("pipeline", cl::desc("Run the default pipeline"),
 cl::opt<bool> unsafe_math("unsafe-math",
                           cl::desc("Allow value-changing rewrites"),
                           cl::cat(category));
+cl::opt<bool> backward(
+    "backward",
+    cl::desc("Also derive and compile each graph's backward (the "
+             "[[kiln::compile(\"backward\")]] option)"),
+    cl::cat(category));
 cl::opt<bool> cuda_graphs(
     "cuda-graphs",
     cl::desc("Generate entries that replay as CUDA graphs "
@@ -156,6 +161,7 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
   opts.unsafe_math = unsafe_math;
   opts.cuda = !no_cuda;
   opts.cuda_graphs = cuda_graphs;
+  opts.backward = backward;
   if (!dtypes.empty()) {
     opts.dtypes.clear();
     for (const std::string &d : dtypes) {

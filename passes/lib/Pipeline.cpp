@@ -38,6 +38,7 @@ const Registered kPasses[] = {
     {"simplify", simplify},
     {"sink-cat", sink_cat},
     {"welford", welford},
+    {"autodiff", autodiff},
 };
 
 PassFn find_pass(llvm::StringRef name) {

@@ -836,11 +836,20 @@ void record_view(Recorder &rec, ViewKind kind, std::span<const int64_t> args,
 
 namespace {
 
-void accumulate(Meta &leaf, const Tensor &g) {
-  if (!leaf.grad.defined())
-    leaf.grad = g.clone();
-  else
+// The first gradient of a leaf becomes its grad(): taken as it is when
+// nothing else holds its storage and it is dense (a fresh result of the
+// backward, as PyTorch's AccumulateGrad steals one), else copied.
+void accumulate(Meta &leaf, Tensor g) {
+  if (leaf.grad.defined()) {
     leaf.grad += g;
+    return;
+  }
+  const Storage *s = g.storage();
+  if (s && s->refs.load(std::memory_order_relaxed) == 1 && g.is_contiguous() &&
+      g.storage_offset() == 0 && !s->external)
+    leaf.grad = std::move(g);
+  else
+    leaf.grad = g.clone();
 }
 
 Tensor shaped(const Tensor &g, const Edge &e) {
@@ -921,12 +930,12 @@ void run_backward(const Tensor &root, const Tensor &gradient, bool retain) {
       const Edge &e = n->next[i];
       if (!e.active())
         continue;
-      Tensor gi = i < outs.size() ? outs[i] : Tensor();
+      Tensor gi = i < outs.size() ? std::move(outs[i]) : Tensor();
       if (gi.defined())
         gi = shaped(gi, e);
       if (e.leaf) {
         if (gi.defined())
-          accumulate(*e.leaf, gi);
+          accumulate(*e.leaf, std::move(gi));
         continue;
       }
       Node *next = e.fn.get();
@@ -1005,6 +1014,25 @@ enable_grad::enable_grad() : prev_(autograd::g_grad_enabled) {
   autograd::g_grad_enabled = true;
 }
 enable_grad::~enable_grad() { autograd::g_grad_enabled = prev_; }
+
+void rt::record_compiled(const char *name,
+                         std::initializer_list<const Tensor *> inputs,
+                         Tensor &result, std::vector<Tensor> saved,
+                         std::vector<double> scalars, CompiledBackward fn) {
+  autograd::Recorder rec(name, inputs);
+  if (!rec)
+    return;
+  rec.finish(result, std::move(saved),
+             [fn, scalars = std::move(scalars)](
+                 const Tensor &grad, const std::vector<Tensor> &kept,
+                 const std::vector<bool> &) { return fn(grad, kept, scalars); });
+}
+
+void rt::compiled_backward_failed(const char *name) {
+  detail::fail("%s: the compiled backward and its eager fallback both "
+               "declined the call (an internal error)",
+               name);
+}
 
 bool rt::autograd_records(std::initializer_list<const Tensor *> tensors) {
   if (!autograd::g_grad_enabled)

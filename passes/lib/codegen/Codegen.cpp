@@ -93,8 +93,9 @@ static std::vector<Variant> variant_keys(const FunctionSpec &spec,
 // The captured graph with every tensor argument given its dtype in
 // variant v, then the whole pass pipeline.
 static llvm::Expected<ir::Graph>
-specialise(const ir::Graph &captured, const Variant &v, const Options &opts,
+specialise(const FunctionSpec &spec, const Variant &v, const Options &opts,
            std::vector<std::pair<std::string, std::string>> &dumps) {
+  const ir::Graph &captured = spec.graph;
   ir::Graph g = captured;
   auto conds = condition_args(g);
   for (auto [id, n] : llvm::enumerate(g.nodes))
@@ -106,6 +107,15 @@ specialise(const ir::Graph &captured, const Variant &v, const Options &opts,
       n.type = ir::Type::tensor(dt, n.type.shape);
     }
   passes::PassOptions po;
+  if (!spec.dtype_from.empty()) {
+    llvm::Expected<ir::Graph> typed = passes::infer_types(g, po);
+    if (!typed)
+      return typed.takeError();
+    for (auto [arg, value] : spec.dtype_from)
+      for (ir::Node &n : g.nodes)
+        if (n.op == Op::Input && n.arg_index == arg)
+          n.type = ir::Type::tensor(typed->node(value).type.dtype, n.type.shape);
+  }
   po.unsafe_math = opts.unsafe_math;
   int step = 0;
   return passes::run_pipeline(
@@ -143,6 +153,19 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     return fc;
   }
 
+  // The backward first: whether the entry records compiled calls.
+  BackwardCode backward;
+  if (opts.backward) {
+    backward = compile_backward(spec, opts);
+    if (!backward.why.empty())
+      fc.remarks.push_back(
+          {backward.why_loc,
+           "no compiled backward: " + backward.why +
+               "; a call autograd records runs the original body"});
+  }
+  Options eopts = opts;
+  eopts.backward = opts.backward && backward.why.empty();
+
   std::vector<Variant> variants;
   std::string first_error;
   ir::Loc first_error_loc = spec.loc;
@@ -154,7 +177,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     return fc;
   }
   for (Variant &key : keys) {
-    auto g = specialise(spec.graph, key, opts, fc.pass_dumps);
+    auto g = specialise(spec, key, opts, fc.pass_dumps);
     if (!g) {
       // A pass error knows the node it failed on; report it there.
       std::string msg;
@@ -217,7 +240,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     last = d;
   }
 
-  low::Program program = lower_function(spec, variants, opts);
+  low::Program program = lower_function(spec, variants, eopts);
   for (const low::Variant &v : program.variants)
     for (const low::Kernel &k : v.kernels)
       for (const std::string &n : k.entry_points())
@@ -227,6 +250,19 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     fc.cuda = low::print_cuda(program);
   fc.host = low::print_host(program);
   fc.lowered = low::print_text(program);
+  if (eopts.backward) {
+    // The backward's code goes first: the entry calls <symbol>_autograd.
+    fc.host = backward.host + fc.host;
+    fc.cuda += backward.cuda;
+    fc.has_cuda_kernels |= backward.code.has_cuda_kernels;
+    for (std::string &n : backward.code.kernel_names)
+      fc.kernel_names.push_back(std::move(n));
+    fc.plan += "backward (" + std::to_string(backward.grads) +
+               (backward.grads == 1 ? " gradient" : " gradients") +
+               ", compiled as '" + spec.user_name + " (backward)'):\n" +
+               backward.code.plan;
+    fc.lowered += backward.code.lowered;
+  }
   fc.kernels = kernel_infos(spec, variants);
   fc.guards = guard_infos(program);
   fc.graphs = variant_graphs(variants);
@@ -412,6 +448,25 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     if (!gi.variants.empty())
       m += gi.variants.size() == 1 ? " variant)" : " variants)";
     fc.remarks.push_back({spec.loc, std::move(m)});
+  }
+  if (eopts.backward) {
+    // What the backward fused (its own guards are the forward's kinds,
+    // checked again on its arguments: not repeated here).
+    for (const Remark &r : backward.code.remarks)
+      if (!llvm::StringRef(r.message).starts_with("guard: "))
+        fc.remarks.push_back(r);
+    fc.remarks.push_back(
+        {spec.loc, "backward: saves the tensor arguments only and "
+                   "recomputes what its derivatives read inside its own "
+                   "kernels; a gradient broadcast wider than its argument "
+                   "is summed by autograd"});
+    for (const std::string &a : backward.assumptions)
+      fc.remarks.push_back(
+          {spec.loc, "backward: assumes " + a +
+                         " (checked when autograd records a call; where it "
+                         "fails, the original body runs)"});
+    for (KernelInfo &k : backward.code.kernels)
+      fc.kernels.push_back(std::move(k));
   }
   return fc;
 }

@@ -22,7 +22,7 @@ low::Program lower_function(const FunctionSpec &spec,
                               [](const Variant &v) { return v.plan.launched() > 0; });
   for (const Variant &v : variants)
     p.variants.push_back(lower_variant(spec, v, opts));
-  p.entry = lower_entry(spec, variants);
+  p.entry = lower_entry(spec, variants, opts.backward);
   low::lower_caller_checks(spec, p);
   low::pair_sincos(p);
   return p;

@@ -167,9 +167,29 @@ low::Guard shape_check_guard(const ir::ShapeCheck &c);
 // The variant's fast-path function (its kernels lowered before).
 low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
                            const Options &opts);
-// The entry: definedness and device guards, then the dtype dispatch.
+// The entry: definedness and device guards, then the dtype dispatch. With
+// `compiled_backward`, a call autograd must record goes to
+// <symbol>_autograd (compile_backward) instead of declining.
 low::Stmts lower_entry(const FunctionSpec &spec,
-                       const std::vector<Variant> &variants);
+                       const std::vector<Variant> &variants,
+                       bool compiled_backward);
+
+// ---- backward (Backward.cpp) ----
+
+// A function's compiled backward, or why there is none.
+struct BackwardCode {
+  std::string why; // non-empty: no compiled backward, this is why
+  ir::Loc why_loc;
+  std::string host; // the backward's host code, its eager fallback, and
+                    // <symbol>_autograd (before the entry that calls it)
+  std::string cuda;
+  FunctionCode code; // the backward's remarks, kernels, plan (no text)
+  size_t grads = 0;  // how many arguments' gradients it computes
+  // Shapes the derivation assumed ("'y' has the shape of 'x'"), checked
+  // before a call is recorded.
+  std::vector<std::string> assumptions;
+};
+BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts);
 
 // The whole fast path of a function.
 low::Program lower_function(const FunctionSpec &spec,

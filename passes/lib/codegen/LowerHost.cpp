@@ -1365,7 +1365,8 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
 }
 
 Stmts lower_entry(const FunctionSpec &spec,
-                  const std::vector<Variant> &variants) {
+                  const std::vector<Variant> &variants,
+                  bool compiled_backward) {
   const ir::Graph &first = variants.front().graph;
   const NodeId dispatch = dispatch_arg(spec, variants.front());
   const std::string dname = arg_name(first, first.node(dispatch).arg_index);
@@ -1392,8 +1393,18 @@ Stmts lower_entry(const FunctionSpec &spec,
                           n + " and " + dname + " are on different devices"));
     }
   // The kernels record nothing for autograd: a call that must be recorded
-  // runs the original body, whose eager ops record it.
-  if (!tensors.empty()) {
+  // runs the original body, whose eager ops record it; or, with a compiled
+  // backward, the kernels with recording off, then one node for the call.
+  if (!tensors.empty() && compiled_backward) {
+    std::vector<Expr> ptrs, args;
+    for (NodeId id : tensors)
+      ptrs.push_back(addr(arg_of(first, id)));
+    for (size_t i = 0; i < spec.args.size(); ++i)
+      args.push_back(arg(int(i)));
+    args.push_back(nm("out0"));
+    b.push_back(if_then(call("kiln::rt::autograd_records", {braces(ptrs)}),
+                        {ret(call(spec.symbol + "_autograd", args))}));
+  } else if (!tensors.empty()) {
     std::vector<Expr> ptrs;
     std::string names;
     for (NodeId id : tensors) {

@@ -16,10 +16,13 @@
 // comparisons, trunc_div and argmax are not differentiable (their results
 // do not require grad).
 //
-// Eager only: a [[kiln::compile]] function called with an argument that
-// requires grad, while gradients are enabled, runs its original body (a
-// guard; the remarks say so), so its ops are recorded as eager ops. Inside
-// kiln::no_grad the compiled code runs.
+// A [[kiln::compile]] function called with an argument that requires grad,
+// while gradients are enabled, runs its original body (a guard; the remarks
+// say so), so its ops are recorded as eager ops, unless it was compiled
+// with its backward ([[kiln::compile("backward")]]): then its kernels run
+// and one node records the call, whose backward runs the fused backward
+// kernels the plugin derived at build time. Inside kiln::no_grad the
+// compiled code runs.
 //
 // In-place updates are recorded when the updated tensor is the only holder
 // of its storage (no view, other handle or saved copy shares it); otherwise
@@ -34,6 +37,7 @@
 #include <kiln/tensor.h>
 
 #include <initializer_list>
+#include <vector>
 
 KILN_API_BEGIN
 namespace kiln {
@@ -72,6 +76,25 @@ namespace kiln::rt {
 // the tensors requires grad (the compiled kernels record nothing, so the
 // call runs the original body).
 bool autograd_records(std::initializer_list<const Tensor *> tensors);
+// For compiled code with a compiled backward ([[kiln::compile("backward")]]):
+// records one node for a call whose kernels ran without recording.
+// `inputs` are the call's tensor arguments (their gradients are the node's
+// outputs, in that order), `saved` the tensors the backward reads (kept as
+// autograd keeps saved tensors: a later in-place write makes backward()
+// raise), `scalars` the call's scalar arguments. `fn` returns one gradient
+// per input (undefined: none); a gradient may be broadcast wider than its
+// input and have another floating dtype (autograd sums and converts it).
+// Does nothing when no input requires grad or gradients are disabled.
+using CompiledBackward = std::vector<Tensor> (*)(
+    const Tensor &grad, const std::vector<Tensor> &saved,
+    const std::vector<double> &scalars);
+void record_compiled(const char *name,
+                     std::initializer_list<const Tensor *> inputs,
+                     Tensor &result, std::vector<Tensor> saved,
+                     std::vector<double> scalars, CompiledBackward fn);
+// A compiled backward whose fast path and eager fallback both declined:
+// raises kiln::Error naming the function.
+[[noreturn]] void compiled_backward_failed(const char *name);
 // For compiled code that wrote a tensor argument in place: moves its
 // storage's version, as an eager in-place op does.
 inline void bump_version(const Tensor &t) {

@@ -45,6 +45,12 @@ struct Options {
   // mode=reduce-overhead: the entry replays a call's kernels as a CUDA
   // graph (kiln/rt.h, graph_call).
   bool cuda_graphs = false;
+  // [[kiln::compile("backward")]]: also derive, fuse and compile the
+  // function's backward (AOTAutograd), so a call autograd records runs the
+  // kernels and records one node whose backward runs the backward's
+  // kernels. Where it cannot be derived, a remark says why and such calls
+  // run the original body, as without the option.
+  bool backward = false;
 };
 
 // An assumption of the fast path that only its caller can check, as it
@@ -76,6 +82,10 @@ struct FunctionSpec {
   // ([[kiln::dtype("i64")]] on its parameter). An argument with none takes
   // each dtype of Options::dtypes; the variants are every combination.
   std::vector<std::vector<DType>> arg_dtypes;
+  // Per entry: argument `first` has, in each variant, the dtype graph value
+  // `second` has there (a compiled backward's gradient: the dtype of the
+  // forward's output, which the backward graph recomputes).
+  std::vector<std::pair<int, ir::NodeId>> dtype_from;
 };
 
 // `bool <symbol>_aliased(bool held0, ...)`: the host code's function that
@@ -157,6 +167,15 @@ struct FunctionCode {
 };
 
 FunctionCode compile_function(const FunctionSpec &spec, const Options &opts);
+
+// [[kiln::compile("backend=eager")]]: the captured graph run node by node
+// with the eager ops of kiln/ops.h, behind the same fast-path signature as
+// generated code. It tells a capture bug (the eager graph disagrees with
+// the original statements) from a codegen bug (the fused code disagrees
+// with the eager graph), like torch.compile's backend="eager"; and it is a
+// compiled backward's fallback. `error` is set when a node has no eager
+// counterpart.
+FunctionCode eager_function(const FunctionSpec &spec);
 
 // One .cu for the whole TU (includes kiln/scalar.h and kiln/kernel_abi.h).
 std::string cuda_translation_unit(const std::vector<FunctionCode> &fns);

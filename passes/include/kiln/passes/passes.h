@@ -79,6 +79,27 @@ llvm::Expected<ir::Graph> sink_cat(const ir::Graph &g,
 // sum, instead of a second pass after it (a launch less when split).
 llvm::Expected<ir::Graph> welford(const ir::Graph &g, const PassOptions &opts);
 
+// 9. The backward graph of a function of one floating output (AOTAutograd's
+// backward half, Autodiff.cpp): its arguments are g's, then the output's
+// gradient (`grad`, an Input numbered g.num_args()); its outputs the
+// gradients of the tensor arguments that have one, in argument order,
+// `grad_of` naming each one's arg_index. Values the derivatives read are
+// recomputed from the arguments (g's nodes, copied). A gradient may be
+// broadcast wider than its argument and have another floating dtype (the
+// caller sums and converts it, as autograd does). An error names the node
+// whose derivative cannot be derived at build time.
+// Where the derivation needs it, tensor arguments that meet in pointwise
+// ops are taken to have one shape: `same_shape` lists each such argument's
+// arg_index with the one it must match, for the caller to check.
+struct Backward {
+  ir::Graph graph;
+  std::vector<int> grad_of;
+  std::vector<std::pair<int, int>> same_shape;
+};
+llvm::Expected<Backward> derive_backward(const ir::Graph &g);
+// derive_backward as a pass (kiln-opt --passes=autodiff): the graph only.
+llvm::Expected<ir::Graph> autodiff(const ir::Graph &g, const PassOptions &opts);
+
 // --- Pipeline (Pipeline.cpp) ---
 
 using AfterEach =

@@ -1,5 +1,5 @@
-#include "EagerBackend.h"
-
+// eager_function: [[kiln::compile("backend=eager")]] (kiln/passes/codegen.h).
+#include <kiln/passes/codegen.h>
 #include <kiln/passes/lowered.h>
 #include <kiln/passes/text.h>
 
@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-namespace kiln::plugin {
+namespace kiln::codegen {
 
 namespace {
 
@@ -67,8 +67,8 @@ std::vector<ir::Type> node_types(const ir::Graph &g) {
 
 } // namespace
 
-codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
-  codegen::FunctionCode fc;
+FunctionCode eager_function(const FunctionSpec &spec) {
+  FunctionCode fc;
   fc.symbol = spec.symbol;
   fc.user_name = spec.user_name;
   const ir::Graph &g = spec.graph;
@@ -339,4 +339,4 @@ codegen::FunctionCode eager_function(const codegen::FunctionSpec &spec) {
   return fc;
 }
 
-} // namespace kiln::plugin
+} // namespace kiln::codegen

@@ -1,0 +1,197 @@
+// compile_backward: a compiled function's backward (AOTAutograd), derived
+// at build time (passes::derive_backward), compiled as a function of its
+// own (<symbol>_bwd: every pass, the scheduler's fusion, the same guards),
+// with the same graph run by eager ops (<symbol>_bwd_eager) as the fallback
+// when a guard of the compiled one fails; and the host code that records a
+// compiled call for autograd (<symbol>_autograd), which the entry calls
+// instead of declining when autograd records.
+//
+// The partition: the backward saves the call's tensor arguments and
+// recomputes every intermediate it reads, fused into its own kernels (a
+// layer norm's statistics are a pass of the backward's row kernel, not a
+// tensor kept from the forward). Saved bytes: the arguments only, which the
+// caller holds anyway.
+#include "Lower.h"
+
+#include <kiln/passes/passes.h>
+#include <kiln/passes/text.h>
+
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace kiln::codegen {
+
+using ir::NodeId;
+using ir::Op;
+
+namespace {
+
+std::string params_of(const FunctionSpec &spec, size_t outputs) {
+  std::string params;
+  for (auto [i, k] : llvm::enumerate(spec.args)) {
+    std::string t = cxx_param_type(k);
+    params += (i ? ", " : "") + t + (t.back() == '&' ? "a" : " a") +
+              std::to_string(i);
+  }
+  for (size_t j = 0; j < outputs; ++j)
+    params += ", kiln::Tensor *out" + std::to_string(j);
+  return params;
+}
+
+std::string message_of(llvm::Error e, ir::Loc &at) {
+  std::string msg;
+  llvm::handleAllErrors(
+      std::move(e),
+      [&](const passes::PassError &pe) {
+        msg = pe.message;
+        if (pe.loc.valid())
+          at = pe.loc;
+      },
+      [&](const llvm::ErrorInfoBase &b) { msg = b.message(); });
+  return msg;
+}
+
+} // namespace
+
+BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
+  BackwardCode bc;
+  bc.why_loc = spec.loc;
+  auto decline = [&](std::string why) {
+    bc.why = std::move(why);
+    return bc;
+  };
+  if (spec.graph.outputs.size() != 1)
+    return decline("it returns " + std::to_string(spec.graph.outputs.size()) +
+                   " tensors (a compiled backward takes functions of one "
+                   "result)");
+  for (int into : spec.into)
+    if (into != FunctionSpec::kNotInto)
+      return decline("it updates a tensor in place");
+  llvm::Expected<passes::Backward> derived =
+      passes::derive_backward(spec.graph);
+  if (!derived)
+    return decline(message_of(derived.takeError(), bc.why_loc));
+
+  FunctionSpec bs;
+  bs.graph = std::move(derived->graph);
+  bs.args = spec.args;
+  bs.args.push_back(ArgKind::Tensor);
+  bs.user_name = spec.user_name + " (backward)";
+  bs.symbol = spec.symbol + "_bwd";
+  bs.loc = spec.loc;
+  bs.arg_dtypes = spec.arg_dtypes;
+  // The gradient has the output's dtype (the forward's nodes come first in
+  // the backward graph, under their ids).
+  bs.dtype_from.push_back({int(spec.args.size()), spec.graph.outputs[0]});
+  Options bo = opts;
+  bo.backward = false;
+  bo.cuda_graphs = false;
+  FunctionCode compiled = compile_function(bs, bo);
+  if (!compiled.error.empty()) {
+    if (compiled.error_loc.valid())
+      bc.why_loc = compiled.error_loc;
+    return decline(compiled.error);
+  }
+  FunctionSpec es = bs;
+  es.symbol = spec.symbol + "_bwd_eager";
+  FunctionCode eager = eager_function(es);
+  if (!eager.error.empty()) {
+    if (eager.error_loc.valid())
+      bc.why_loc = eager.error_loc;
+    return decline("its eager fallback: " + eager.error);
+  }
+
+  // The tensor arguments, in order: the node's inputs.
+  std::vector<int> tensor_args;
+  for (auto [i, k] : llvm::enumerate(spec.args))
+    if (k == ArgKind::Tensor)
+      tensor_args.push_back(int(i));
+  auto tensor_pos = [&](int arg) {
+    return int(llvm::find(tensor_args, arg) - tensor_args.begin());
+  };
+  const size_t nout = bs.graph.outputs.size();
+  const std::string S = spec.symbol;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << compiled.host << eager.host;
+  os << "// ---- backward of '" << spec.user_name
+     << "' (compiled backward: " << S << "_bwd, its eager fallback "
+     << S << "_bwd_eager) ----\n\n";
+  os << "bool " << S << "(" << params_of(spec, 1) << ") __asm__(\"" << S
+     << "\");\n\n";
+  os << "static std::vector<kiln::Tensor> " << S
+     << "_backward(const kiln::Tensor &grad, const std::vector<kiln::Tensor> "
+        "&saved, const std::vector<double> &scalars) {\n";
+  int scalar = 0;
+  std::string call_args;
+  for (auto [i, k] : llvm::enumerate(spec.args)) {
+    std::string a = "a" + std::to_string(i);
+    if (k == ArgKind::Tensor)
+      os << "  const kiln::Tensor &" << a << " = saved["
+         << tensor_pos(int(i)) << "];\n";
+    else
+      os << "  const " << cxx_param_type(k) << " " << a << " = "
+         << cxx_param_type(k) << "(scalars[" << scalar++ << "]);\n";
+    call_args += a + ", ";
+  }
+  call_args += "grad";
+  for (size_t j = 0; j < nout; ++j)
+    call_args += ", &g" + std::to_string(j);
+  os << "  kiln::Tensor";
+  for (size_t j = 0; j < nout; ++j)
+    os << (j ? ", g" : " g") << j;
+  os << ";\n";
+  os << "  if (!" << S << "_bwd(" << call_args << ") && !" << S
+     << "_bwd_eager(" << call_args << "))\n";
+  os << "    kiln::rt::compiled_backward_failed(\"" << spec.user_name
+     << "\");\n";
+  os << "  std::vector<kiln::Tensor> grads(" << tensor_args.size() << ");\n";
+  for (size_t j = 0; j < nout; ++j)
+    os << "  grads[" << tensor_pos(derived->grad_of[j]) << "] = g" << j
+       << ";\n";
+  os << "  return grads;\n}\n\n";
+  os << "static bool " << S << "_autograd(" << params_of(spec, 1) << ") {\n";
+  auto arg_label = [&](int arg) {
+    for (const ir::Node &n : spec.graph.nodes)
+      if (n.op == Op::Input && n.arg_index == arg && !n.name.empty())
+        return "'" + n.name + "'";
+    return "argument " + std::to_string(arg);
+  };
+  for (auto [a, b] : derived->same_shape) {
+    std::string what = arg_label(a) + " has the shape of " + arg_label(b);
+    os << "  if (!(a" << a << ".sizes() == a" << b << ".sizes()))\n"
+       << "    return kiln::rt::guard_failed(\"" << spec.user_name
+       << "\", \"the compiled backward assumes " << what
+       << ": the original body runs, its eager ops record\");\n";
+    bc.assumptions.push_back(what);
+  }
+  os << "  kiln::Tensor result;\n  {\n    kiln::no_grad off;\n    if (!" << S
+     << "(";
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    os << "a" << i << ", ";
+  os << "&result))\n      return false;\n  }\n";
+  os << "  kiln::rt::record_compiled(\"" << spec.user_name << "\", {";
+  for (auto [j, a] : llvm::enumerate(tensor_args))
+    os << (j ? ", " : "") << "&a" << a;
+  os << "}, result, {";
+  for (auto [j, a] : llvm::enumerate(tensor_args))
+    os << (j ? ", " : "") << "a" << a;
+  os << "}, {";
+  bool first = true;
+  for (auto [i, k] : llvm::enumerate(spec.args))
+    if (k != ArgKind::Tensor) {
+      os << (first ? "" : ", ") << "double(a" << i << ")";
+      first = false;
+    }
+  os << "}, &" << S << "_backward);\n";
+  os << "  *out0 = result;\n  return true;\n}\n\n";
+  bc.host = std::move(text);
+  bc.cuda = std::move(compiled.cuda);
+  bc.code = std::move(compiled);
+  bc.code.host.clear();
+  bc.code.cuda.clear();
+  bc.grads = derived->grad_of.size();
+  return bc;
+}
+
+} // namespace kiln::codegen

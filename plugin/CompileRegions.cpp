@@ -145,6 +145,7 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
   copts.unsafe_math = req.opts.unsafe_math;
   copts.cuda_graphs = req.opts.cuda_graphs;
   copts.backward = req.opts.backward;
+  copts.backward_args = req.opts.backward_args;
   copts.cuda = req.cuda;
   auto generate = [&](const codegen::FunctionSpec &spec, bool eager) {
     codegen::FunctionCode code;

@@ -81,6 +81,20 @@ std::string parse_compile_option(llvm::StringRef option,
     opts.unsafe_math = true;
   } else if (option == "backward") {
     opts.backward = true;
+    opts.backward_args.clear();
+  } else if (option.starts_with("backward=")) {
+    // The tensor arguments whose gradients the compiled backward computes.
+    llvm::SmallVector<llvm::StringRef, 4> names;
+    option.drop_front(9).split(names, ',');
+    opts.backward = true;
+    opts.backward_args.clear();
+    for (llvm::StringRef name : names) {
+      if (name.trim().empty())
+        return "kiln::compile option 'backward=' needs argument names "
+               "(backward=x,w), or none at all ('backward': every tensor "
+               "argument)";
+      opts.backward_args.push_back(name.trim().str());
+    }
   } else if (option.starts_with("backend=")) {
     llvm::StringRef backend = option.drop_front(8);
     if (backend == "eager")
@@ -117,7 +131,7 @@ std::string parse_compile_option(llvm::StringRef option,
   } else {
     return "unknown kiln::compile option '" + option.str() +
            "' (expected fullgraph, disable, backend=eager, dtypes=<list>, "
-           "mode=reduce-overhead, unsafe-math, backward)";
+           "mode=reduce-overhead, unsafe-math, backward, backward=<arguments>)";
   }
   return "";
 }

@@ -58,6 +58,7 @@ struct CompileOptions {
   bool unsafe_math = false;
   bool cuda_graphs = false; // "mode=reduce-overhead"
   bool backward = false;    // "backward": compile the backward too
+  std::vector<std::string> backward_args; // "backward=x,w": of these only
   std::vector<DType> dtypes; // empty: codegen's default set
 };
 

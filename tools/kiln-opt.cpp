@@ -57,6 +57,11 @@ cl::opt<bool> backward(
     cl::desc("Also derive and compile each graph's backward (the "
              "[[kiln::compile(\"backward\")]] option)"),
     cl::cat(category));
+cl::list<std::string> backward_args(
+    "backward-args", cl::CommaSeparated,
+    cl::desc("With --backward: the tensor arguments (by name) to "
+             "differentiate for (default every one)"),
+    cl::cat(category));
 cl::opt<bool> cuda_graphs(
     "cuda-graphs",
     cl::desc("Generate entries that replay as CUDA graphs "
@@ -161,7 +166,8 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
   opts.unsafe_math = unsafe_math;
   opts.cuda = !no_cuda;
   opts.cuda_graphs = cuda_graphs;
-  opts.backward = backward;
+  opts.backward = backward || !backward_args.empty();
+  opts.backward_args.assign(backward_args.begin(), backward_args.end());
   if (!dtypes.empty()) {
     opts.dtypes.clear();
     for (const std::string &d : dtypes) {

@@ -256,8 +256,9 @@ Classes classify(const Graph &g, bool assume,
 
 class Deriver {
 public:
-  Deriver(const Graph &f, bool assume)
-      : f_(f), b_(f.name + "_backward"), rw_(b_), assume_(assume) {}
+  Deriver(const Graph &f, bool assume, llvm::ArrayRef<int> wrt)
+      : f_(f), b_(f.name + "_backward"), rw_(b_), assume_(assume),
+        wrt_(wrt.begin(), wrt.end()) {}
 
   llvm::Expected<Backward> run() {
     if (f_.outputs.size() != 1)
@@ -297,11 +298,61 @@ public:
       return fail_whole("no tensor argument has a gradient");
     Backward bw;
     bw.same_shape = std::move(same);
+    bw.rank2 = rank2_;
     for (auto [arg, gid] : arg_grads) {
       b_.output(gid);
       bw.grad_of.push_back(arg);
     }
-    bw.graph = b_.take();
+    return save_reductions(b_.take(), grad, std::move(bw));
+  }
+
+  // The partition: the forward's reductions the backward reads are saved
+  // (one value per row or column: the forward's kernels write them beside
+  // the output), and its matrix products (a GEMM costs more to run again
+  // than its result costs to keep); every other value it reads is
+  // recomputed from the arguments. Each saved value becomes an argument of the backward after
+  // %grad (its forward node stays, unused, for its type).
+  Backward save_reductions(Graph g, NodeId grad, Backward bw) {
+    const NodeId nf = NodeId(f_.nodes.size());
+    std::vector<bool> live(g.nodes.size(), false);
+    for (NodeId o : g.outputs)
+      live[o] = true;
+    for (NodeId id = NodeId(g.nodes.size()) - 1; id >= 0; --id)
+      if (live[id])
+        for (NodeId o : g.nodes[id].operands)
+          live[o] = true;
+    std::vector<NodeId> saved;
+    for (NodeId id = 0; id < nf; ++id) {
+      const Node &n = g.nodes[id];
+      const OpInfo &info = op_info(n.op);
+      if (live[id] && !n.type.scalar &&
+          (info.kind == OpKind::Reduction || is_gemm(n.op) ||
+           (info.kind == OpKind::Composite &&
+            info.form == CompositeForm::REDUCE)))
+        saved.push_back(id);
+    }
+    GraphBuilder b(g.name);
+    b.graph().assumptions = g.assumptions;
+    std::vector<NodeId> map(g.nodes.size(), -1), orig(g.nodes.size(), -1);
+    int next_arg = f_.num_args() + 1;
+    for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id) {
+      orig[id] = map[id] = copy_node(b, g.nodes[id], map);
+      if (llvm::is_contained(saved, id)) {
+        const Node &n = g.nodes[id];
+        map[id] = b.input(next_arg++, n.type,
+                          n.name.empty() ? "saved" + std::to_string(id)
+                                         : n.name + "_saved",
+                          n.loc);
+      }
+    }
+    for (NodeId o : g.outputs)
+      b.output(map[o]);
+    bw.graph = b.take();
+    bw.saved = saved; // forward node ids: the forward's ids are g's
+    bw.dtype_from.push_back({f_.num_args(), orig[f_.outputs[0]]});
+    for (auto [k, id] : llvm::enumerate(saved))
+      bw.dtype_from.push_back({f_.num_args() + 1 + int(k), orig[id]});
+    (void)grad;
     return bw;
   }
 
@@ -369,6 +420,9 @@ private:
   llvm::Error contribute(NodeId o, NodeId gid, int c, bool narrow = false) {
     if (f_.node(o).type.scalar || !is_floating(f_.node(o).type.dtype))
       return llvm::Error::success();
+    if (f_.node(o).op == Op::Input && !wrt_.empty() &&
+        !llvm::is_contained(wrt_, f_.node(o).arg_index))
+      return llvm::Error::success(); // no gradient wanted
     int &have = gcls_[o];
     if (have == kUnset)
       narrow_[o] = narrow;
@@ -410,6 +464,8 @@ private:
     }
     if (n.op == Op::Contiguous)
       return contribute(n.operands[0], g, gcls_[id], narrow_[id]);
+    if (n.op == Op::Matmul || n.op == Op::Linear)
+      return derive_product(id);
     const char *formula = derivative_of(n.op);
     if (!formula || (info.kind != OpKind::Pointwise &&
                      info.kind != OpKind::Reduction &&
@@ -494,20 +550,19 @@ private:
         llvm::sort(ds);
         if (neg)
           std::reverse(ds.begin(), ds.end());
+        // The gradient and the result (a view of the forward's, which the
+        // backward may then take as saved) with their dims put back.
         for (int64_t d : ds) {
-          llvm::Expected<NodeId> u = rw_.emit(
-              Op::Unsqueeze, {g, rw_.constant(double(d), DType::i64)});
+          NodeId c = rw_.constant(double(d), DType::i64);
+          llvm::Expected<NodeId> u = rw_.emit(Op::Unsqueeze, {g, c});
           if (!u)
             return u.takeError();
           g = *u;
+          llvm::Expected<NodeId> v = rw_.emit(Op::Unsqueeze, {r, c});
+          if (!v)
+            return v.takeError();
+          r = *v;
         }
-        Node attrs = n;
-        attrs.keepdim = true;
-        llvm::SmallVector<NodeId, 3> ops(n.operands.begin(), n.operands.end());
-        llvm::Expected<NodeId> rk = rw_.emit(n.op, ops, &attrs);
-        if (!rk)
-          return rk.takeError();
-        r = *rk;
       }
       into = xcls;
       // sum's and mean's gradients are g's, put back: narrower than x.
@@ -543,10 +598,101 @@ private:
     return llvm::Error::success();
   }
 
+  // The argument whose rank value `id` has (a chain of ops that keep their
+  // operand's rank from one argument), or -1.
+  int rank_source(NodeId id) const {
+    const Node &n = f_.node(id);
+    if (n.op == Op::Input)
+      return n.arg_index;
+    const OpInfo &info = op_info(n.op);
+    bool keeps = n.op == Op::Cast || n.op == Op::CastLike ||
+                 n.op == Op::Contiguous || n.op == Op::Linear ||
+                 (info.kind == OpKind::Composite &&
+                  info.form != CompositeForm::REDUCE);
+    if (keeps)
+      return rank_source(n.operands[0]);
+    if (info.kind != OpKind::Pointwise)
+      return -1;
+    int src = -1;
+    for (NodeId o : n.operands) {
+      if (f_.node(o).type.scalar)
+        continue;
+      int r = rank_source(o);
+      if (r < 0 || (src >= 0 && r != src))
+        return -1;
+      src = r;
+    }
+    return src;
+  }
+
+  llvm::Expected<NodeId> transposed(NodeId x) {
+    return rw_.emit(Op::Transpose, {x, rw_.constant(-2.0, DType::i64),
+                                    rw_.constant(-1.0, DType::i64)});
+  }
+
+  // matmul(a, b) of operands of 2 or more dims (checked on the arguments
+  // their ranks come from): da = g b^T, db = a^T g; linear(x, w, b) = x
+  // w^T + b: dx = g w, dw = g^T x, db = g. The gradients of broadcast
+  // batch dims are as wide as g (autograd sums them for an argument; any
+  // other value must take a gradient of unknown shape).
+  llvm::Error derive_product(NodeId id) {
+    const Node &n = f_.node(id);
+    const NodeId g = gsum_[id];
+    const NodeId a = n.operands[0], b = n.operands[1];
+    for (NodeId o : {a, b}) {
+      int src = rank_source(o);
+      if (src < 0)
+        return error_at(f_, id,
+                        std::string("the derivative of '") +
+                            op_info(n.op).name +
+                            "' of a value whose rank does not come from an "
+                            "argument is not derived at build time yet");
+      if (!llvm::is_contained(rank2_, src))
+        rank2_.push_back(src);
+    }
+    auto want = [&](NodeId o) {
+      return !f_.node(o).type.scalar && is_floating(f_.node(o).type.dtype) &&
+             !(f_.node(o).op == Op::Input && !wrt_.empty() &&
+               !llvm::is_contained(wrt_, f_.node(o).arg_index));
+    };
+    if (want(a)) {
+      llvm::Expected<NodeId> bt =
+          n.op == Op::Linear ? llvm::Expected<NodeId>(b) : transposed(b);
+      if (!bt)
+        return bt.takeError();
+      llvm::Expected<NodeId> ga = rw_.emit(Op::Matmul, {g, *bt});
+      if (!ga)
+        return ga.takeError();
+      // linear keeps x's leading dims: g of y's shape gives dx of x's.
+      const bool exact = n.op == Op::Linear && gcls_[id] == k_.cls[id];
+      if (llvm::Error e = contribute(a, *ga, exact ? k_.cls[a] : kUnknown,
+                                     exact && narrow_[id]))
+        return e;
+    }
+    if (want(b)) {
+      llvm::Expected<NodeId> gt = transposed(n.op == Op::Linear ? g : a);
+      if (!gt)
+        return gt.takeError();
+      llvm::Expected<NodeId> gb = n.op == Op::Linear
+                                      ? rw_.emit(Op::Matmul, {*gt, a})
+                                      : rw_.emit(Op::Matmul, {*gt, g});
+      if (!gb)
+        return gb.takeError();
+      if (llvm::Error e = contribute(b, *gb, kUnknown))
+        return e;
+    }
+    if (n.op == Op::Linear && want(n.operands[2]))
+      return contribute(n.operands[2], g, kUnknown);
+    return llvm::Error::success();
+  }
+
+  std::vector<int> rank2_; // arguments that must have 2 or more dims
+
   const Graph &f_;
   GraphBuilder b_;
   Rewriter rw_;
   bool assume_;
+  std::vector<int> wrt_; // empty: every argument
   Classes k_;
   std::vector<int> gcls_;   // per forward node: its gradient's class
   std::vector<bool> narrow_; // ... which it may only broadcast to
@@ -555,16 +701,17 @@ private:
 
 } // namespace
 
-llvm::Expected<Backward> derive_backward(const Graph &g) {
+llvm::Expected<Backward> derive_backward(const Graph &g,
+                                         llvm::ArrayRef<int> wrt) {
   llvm::Expected<Graph> typed = infer_types(g, PassOptions());
   if (!typed)
     return typed.takeError();
   // First with no assumption; else with the arguments that meet in
   // pointwise ops taken to have one shape (the caller checks it).
-  llvm::Expected<Backward> plain = Deriver(*typed, false).run();
+  llvm::Expected<Backward> plain = Deriver(*typed, false, wrt).run();
   if (plain)
     return plain;
-  llvm::Expected<Backward> assumed = Deriver(*typed, true).run();
+  llvm::Expected<Backward> assumed = Deriver(*typed, true, wrt).run();
   if (assumed && !assumed->same_shape.empty()) {
     llvm::consumeError(plain.takeError());
     return assumed;

@@ -17,7 +17,7 @@
 
 // The specialisation with a weight and a bias:
 // REMARK-DAG: compiled 'ln_gelu_res (region 1, specialisation 1) (backward)': {{.*}} fused into 1 kernel
-// REMARK-DAG: backward: saves the tensor arguments only
+// REMARK-DAG: backward: saves the tensor arguments; recomputes every other value
 [[kiln::compile("backward", "dtypes=f32")]] kiln::Tensor
 ln_gelu_res(const kiln::Tensor &x, const kiln::Tensor &w,
             const kiln::Tensor &b) {
@@ -26,9 +26,13 @@ ln_gelu_res(const kiln::Tensor &x, const kiln::Tensor &w,
 
 // The loss of a classifier: logsumexp over the classes minus the logit of
 // the right one (a one-hot mask), averaged over the rows.
-// REMARK-DAG: compiled 'xent (backward)': {{.*}} fused into 4 kernels
+// The forward saves the logsumexp per row; the backward reads it (and
+// computes no gradient for the one-hot targets).
+// REMARK-DAG: compiled 'xent (backward)': {{.*}} fused into 3 kernels
+// REMARK-DAG: backward: saves the tensor arguments, {{.*}} (logsumexp, line
+// REMARK-DAG: backward: assumes 'onehot' does not require grad
 // REMARK-DAG: backward: assumes 'onehot' has the shape of 'logits' (checked when autograd records a call
-[[kiln::compile("backward", "dtypes=f32")]] kiln::Tensor
+[[kiln::compile("backward=logits", "dtypes=f32")]] kiln::Tensor
 xent(const kiln::Tensor &logits, const kiln::Tensor &onehot) {
   kiln::Tensor picked = kiln::sum(logits * onehot, -1);
   return kiln::mean(kiln::logsumexp(logits, -1) - picked);
@@ -56,6 +60,18 @@ rms_mixed(const kiln::Tensor &x, const kiln::Tensor &w) {
   return kiln::rms_norm(x.to(kiln::f32), w.to(kiln::f32), 1e-6).to(x.dtype());
 }
 
+// An MLP block: the products' gradients are products (GEMMs); the hidden
+// pre-activation is saved by the forward, not computed again.
+// REMARK-DAG: compiled 'mlp (region 1, specialisation 1) (backward)': {{.*}} fused into 6 kernels (4 are library GEMMs)
+// REMARK-DAG: backward: saves the tensor arguments, 'h' (linear, line [[@LINE+5]])
+// REMARK-DAG: backward: assumes 'x' has 2 or more dims
+[[kiln::compile("backward", "dtypes=f32")]] kiln::Tensor
+mlp(const kiln::Tensor &x, const kiln::Tensor &w1, const kiln::Tensor &b1,
+    const kiln::Tensor &w2, const kiln::Tensor &b2) {
+  kiln::Tensor h = kiln::linear(x, w1, b1);
+  return x + kiln::linear(kiln::gelu(h, "tanh"), w2, b2);
+}
+
 // Two results: no compiled backward (a remark says why); autograd records
 // the original body's ops.
 // REMARK-DAG: exec-backward.cpp:[[@LINE+1]]:{{.*}}no compiled backward: it returns 2 tensors
@@ -75,6 +91,9 @@ rms_mixed(const kiln::Tensor &x, const kiln::Tensor &w) {
 // FORCED: scaled_sin: compiled calls 0, fallbacks 1, grads 2, vs eager {{.*}} ok, vs f64 {{.*}} ok
 // COMPILED: rms_mixed bf16: compiled calls 2, fallbacks 0, grads 2, vs eager {{.*}} ok, vs f64 {{.*}} ok
 // FORCED: rms_mixed bf16: compiled calls 0, fallbacks 1, grads 2, vs eager {{.*}} ok, vs f64 {{.*}} ok
+// COMPILED: mlp 2-D: compiled calls 2, fallbacks 0, grads 5, vs eager {{.*}} ok, vs f64 {{.*}} ok
+// COMPILED: mlp 3-D, weights only: compiled calls 2, fallbacks 0, grads 4, vs eager {{.*}} ok, vs f64 {{.*}} ok
+// FORCED: mlp 2-D: compiled calls 0, fallbacks 1, grads 5, vs eager {{.*}} ok, vs f64 {{.*}} ok
 // CHECK: two: compiled calls 0, fallbacks 1, grads 1, vs eager {{.*}} ok, vs f64 {{.*}} ok
 // CHECK: twice through one node: ok
 // CHECK: saved then updated: backward raised
@@ -197,6 +216,20 @@ int main() {
   check("rms_mixed bf16",
         [](const auto &a) { return rms_mixed(a[0], a[1]); }, {x, w},
         {true, true}, kiln::bf16, 2e-2);
+
+  {
+    kiln::Tensor w1 = kiln::randn({96, C}, kiln::f32, dev) * 0.1;
+    kiln::Tensor b1 = kiln::randn({96}, kiln::f32, dev);
+    kiln::Tensor w2 = kiln::randn({C, 96}, kiln::f32, dev) * 0.1;
+    kiln::Tensor b2 = kiln::randn({C}, kiln::f32, dev);
+    auto f = [](const auto &a) { return mlp(a[0], a[1], a[2], a[3], a[4]); };
+    check("mlp 2-D", f, {x, w1, b1, w2, b2}, {true, true, true, true, true},
+          kiln::f32, 1e-4);
+    // Batched rows: the weights' gradients come out per batch, summed.
+    kiln::Tensor x3 = kiln::randn({3, 5, C}, kiln::f32, dev);
+    check("mlp 3-D, weights only", f, {x3, w1, b1, w2, b2},
+          {false, true, true, true, true}, kiln::f32, 1e-4);
+  }
 
   check("two",
         [](const auto &a) {

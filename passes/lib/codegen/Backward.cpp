@@ -67,22 +67,61 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
   for (int into : spec.into)
     if (into != FunctionSpec::kNotInto)
       return decline("it updates a tensor in place");
+  // backward=<names>: their arg_index.
+  std::vector<int> wrt;
+  for (const std::string &name : opts.backward_args) {
+    int found = -1;
+    for (const ir::Node &n : spec.graph.nodes)
+      if (n.op == Op::Input && n.name == name)
+        found = n.arg_index;
+    if (found < 0) {
+      bc.misuse = true;
+      return decline("'backward=' names '" + name +
+                     "', which is no tensor argument of '" + spec.user_name +
+                     "'");
+    }
+    wrt.push_back(found);
+  }
   llvm::Expected<passes::Backward> derived =
-      passes::derive_backward(spec.graph);
+      passes::derive_backward(spec.graph, wrt);
   if (!derived)
     return decline(message_of(derived.takeError(), bc.why_loc));
+
+  // The forward that also writes what the backward saves (its ids are the
+  // captured graph's: derive_backward copies it first).
+  const size_t nsaved = derived->saved.size();
+  FunctionCode forward;
+  if (nsaved) {
+    FunctionSpec fs = spec;
+    fs.symbol = spec.symbol + "_fwd";
+    fs.user_name = spec.user_name + " (forward, saving for backward)";
+    fs.into.clear();
+    fs.caller_checks.clear();
+    for (NodeId id : derived->saved)
+      fs.graph.outputs.push_back(id);
+    Options fo = opts;
+    fo.backward = false;
+    fo.cuda_graphs = false;
+    forward = compile_function(fs, fo);
+    if (!forward.error.empty()) {
+      if (forward.error_loc.valid())
+        bc.why_loc = forward.error_loc;
+      return decline("its forward saving for backward: " + forward.error);
+    }
+  }
 
   FunctionSpec bs;
   bs.graph = std::move(derived->graph);
   bs.args = spec.args;
   bs.args.push_back(ArgKind::Tensor);
+  for (size_t k = 0; k < nsaved; ++k)
+    bs.args.push_back(ArgKind::Tensor);
   bs.user_name = spec.user_name + " (backward)";
   bs.symbol = spec.symbol + "_bwd";
   bs.loc = spec.loc;
   bs.arg_dtypes = spec.arg_dtypes;
-  // The gradient has the output's dtype (the forward's nodes come first in
-  // the backward graph, under their ids).
-  bs.dtype_from.push_back({int(spec.args.size()), spec.graph.outputs[0]});
+  // The gradient has the output's dtype, a saved value its node's.
+  bs.dtype_from = derived->dtype_from;
   Options bo = opts;
   bo.backward = false;
   bo.cuda_graphs = false;
@@ -113,7 +152,7 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
   const std::string S = spec.symbol;
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << compiled.host << eager.host;
+  os << forward.host << compiled.host << eager.host;
   os << "// ---- backward of '" << spec.user_name
      << "' (compiled backward: " << S << "_bwd, its eager fallback "
      << S << "_bwd_eager) ----\n\n";
@@ -135,6 +174,8 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
     call_args += a + ", ";
   }
   call_args += "grad";
+  for (size_t k = 0; k < nsaved; ++k)
+    call_args += ", saved[" + std::to_string(tensor_args.size() + k) + "]";
   for (size_t j = 0; j < nout; ++j)
     call_args += ", &g" + std::to_string(j);
   os << "  kiln::Tensor";
@@ -157,6 +198,27 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
         return "'" + n.name + "'";
     return "argument " + std::to_string(arg);
   };
+  // An argument whose gradient the backward does not compute must not
+  // need one.
+  if (!wrt.empty())
+    for (int a : tensor_args)
+      if (!llvm::is_contained(wrt, a)) {
+        os << "  if (a" << a << ".requires_grad())\n"
+           << "    return kiln::rt::guard_failed(\"" << spec.user_name
+           << "\", \"" << arg_label(a)
+           << " requires grad, but the compiled backward computes the "
+              "gradients of its 'backward=' arguments only: the original "
+              "body runs, its eager ops record\");\n";
+        bc.assumptions.push_back(arg_label(a) + " does not require grad");
+      }
+  for (int a : derived->rank2) {
+    os << "  if (a" << a << ".dim() < 2)\n"
+       << "    return kiln::rt::guard_failed(\"" << spec.user_name
+       << "\", \"the compiled backward of a matrix product assumes "
+       << arg_label(a) << " has 2 or more dims: the original body runs, its "
+          "eager ops record\");\n";
+    bc.assumptions.push_back(arg_label(a) + " has 2 or more dims");
+  }
   for (auto [a, b] : derived->same_shape) {
     std::string what = arg_label(a) + " has the shape of " + arg_label(b);
     os << "  if (!(a" << a << ".sizes() == a" << b << ".sizes()))\n"
@@ -165,17 +227,27 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
        << ": the original body runs, its eager ops record\");\n";
     bc.assumptions.push_back(what);
   }
-  os << "  kiln::Tensor result;\n  {\n    kiln::no_grad off;\n    if (!" << S
-     << "(";
+  // The forward (the one saving what the backward reads, when it saves),
+  // not recording.
+  os << "  kiln::Tensor result";
+  for (size_t k = 0; k < nsaved; ++k)
+    os << ", s" << k;
+  os << ";\n  {\n    kiln::no_grad off;\n    if (!" << S
+     << (nsaved ? "_fwd(" : "(");
   for (size_t i = 0; i < spec.args.size(); ++i)
     os << "a" << i << ", ";
-  os << "&result))\n      return false;\n  }\n";
+  os << "&result";
+  for (size_t k = 0; k < nsaved; ++k)
+    os << ", &s" << k;
+  os << "))\n      return false;\n  }\n";
   os << "  kiln::rt::record_compiled(\"" << spec.user_name << "\", {";
   for (auto [j, a] : llvm::enumerate(tensor_args))
     os << (j ? ", " : "") << "&a" << a;
   os << "}, result, {";
   for (auto [j, a] : llvm::enumerate(tensor_args))
     os << (j ? ", " : "") << "a" << a;
+  for (size_t k = 0; k < nsaved; ++k)
+    os << ", s" << k;
   os << "}, {";
   bool first = true;
   for (auto [i, k] : llvm::enumerate(spec.args))
@@ -186,7 +258,19 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
   os << "}, &" << S << "_backward);\n";
   os << "  *out0 = result;\n  return true;\n}\n\n";
   bc.host = std::move(text);
-  bc.cuda = std::move(compiled.cuda);
+  bc.cuda = forward.cuda + compiled.cuda;
+  bc.forward = std::move(forward);
+  bc.forward.host.clear();
+  bc.forward.cuda.clear();
+  for (NodeId id : derived->saved) {
+    const ir::Node &n = spec.graph.node(id);
+    bc.saved.push_back((n.name.empty() ? "%" + std::to_string(id)
+                                       : "'" + n.name + "'") +
+                       " (" + ir::op_info(n.op).name +
+                       (n.loc.valid() ? ", line " + std::to_string(n.loc.line)
+                                      : std::string()) +
+                       ")");
+  }
   bc.code = std::move(compiled);
   bc.code.host.clear();
   bc.code.cuda.clear();

@@ -157,6 +157,11 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   BackwardCode backward;
   if (opts.backward) {
     backward = compile_backward(spec, opts);
+    if (backward.misuse) {
+      fc.error = "cannot compile '" + spec.user_name + "': " + backward.why;
+      fc.error_loc = spec.loc;
+      return fc;
+    }
     if (!backward.why.empty())
       fc.remarks.push_back(
           {backward.why_loc,
@@ -254,9 +259,16 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     // The backward's code goes first: the entry calls <symbol>_autograd.
     fc.host = backward.host + fc.host;
     fc.cuda += backward.cuda;
-    fc.has_cuda_kernels |= backward.code.has_cuda_kernels;
+    fc.has_cuda_kernels |= backward.code.has_cuda_kernels ||
+                           backward.forward.has_cuda_kernels;
+    for (std::string &n : backward.forward.kernel_names)
+      fc.kernel_names.push_back(std::move(n));
     for (std::string &n : backward.code.kernel_names)
       fc.kernel_names.push_back(std::move(n));
+    if (!backward.saved.empty())
+      fc.plan += "forward saving for backward (compiled as '" +
+                 spec.user_name + " (forward, saving for backward)'):\n" +
+                 backward.forward.plan;
     fc.plan += "backward (" + std::to_string(backward.grads) +
                (backward.grads == 1 ? " gradient" : " gradients") +
                ", compiled as '" + spec.user_name + " (backward)'):\n" +
@@ -455,11 +467,21 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     for (const Remark &r : backward.code.remarks)
       if (!llvm::StringRef(r.message).starts_with("guard: "))
         fc.remarks.push_back(r);
+    std::string kept = "the tensor arguments";
+    for (const std::string &v : backward.saved)
+      kept += ", " + v;
     fc.remarks.push_back(
-        {spec.loc, "backward: saves the tensor arguments only and "
-                   "recomputes what its derivatives read inside its own "
-                   "kernels; a gradient broadcast wider than its argument "
-                   "is summed by autograd"});
+        {spec.loc,
+         "backward: saves " + kept +
+             (backward.saved.empty()
+                  ? ""
+                  : " (written by the forward beside its output when "
+                    "autograd records)") +
+             "; recomputes every other value its derivatives read, inside "
+             "its own kernels; a gradient broadcast wider than its "
+             "argument is summed by autograd"});
+    for (const KernelInfo &k : backward.forward.kernels)
+      fc.kernels.push_back(k);
     for (const std::string &a : backward.assumptions)
       fc.remarks.push_back(
           {spec.loc, "backward: assumes " + a +

@@ -179,11 +179,14 @@ low::Stmts lower_entry(const FunctionSpec &spec,
 // A function's compiled backward, or why there is none.
 struct BackwardCode {
   std::string why; // non-empty: no compiled backward, this is why
+  bool misuse = false; // `why` is the user's error (an option naming no argument)
   ir::Loc why_loc;
   std::string host; // the backward's host code, its eager fallback, and
                     // <symbol>_autograd (before the entry that calls it)
   std::string cuda;
   FunctionCode code; // the backward's remarks, kernels, plan (no text)
+  FunctionCode forward; // the forward that saves, when one does (no text)
+  std::vector<std::string> saved; // what it saves, for remarks
   size_t grads = 0;  // how many arguments' gradients it computes
   // Shapes the derivation assumed ("'y' has the shape of 'x'"), checked
   // before a call is recorded.

@@ -51,6 +51,10 @@ struct Options {
   // kernels. Where it cannot be derived, a remark says why and such calls
   // run the original body, as without the option.
   bool backward = false;
+  // "backward=x,w": the tensor arguments (by name) whose gradients it
+  // computes; empty: every floating one. A call where another requires
+  // grad runs the original body.
+  std::vector<std::string> backward_args;
 };
 
 // An assumption of the fast path that only its caller can check, as it

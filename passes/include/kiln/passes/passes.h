@@ -81,7 +81,8 @@ llvm::Expected<ir::Graph> welford(const ir::Graph &g, const PassOptions &opts);
 
 // 9. The backward graph of a function of one floating output (AOTAutograd's
 // backward half, Autodiff.cpp): its arguments are g's, then the output's
-// gradient (`grad`, an Input numbered g.num_args()); its outputs the
+// gradient (`grad`, an Input numbered g.num_args()), then the saved values
+// (below); its outputs the
 // gradients of the tensor arguments that have one, in argument order,
 // `grad_of` naming each one's arg_index. Values the derivatives read are
 // recomputed from the arguments (g's nodes, copied). A gradient may be
@@ -91,12 +92,25 @@ llvm::Expected<ir::Graph> welford(const ir::Graph &g, const PassOptions &opts);
 // Where the derivation needs it, tensor arguments that meet in pointwise
 // ops are taken to have one shape: `same_shape` lists each such argument's
 // arg_index with the one it must match, for the caller to check.
+// The forward's reductions and matrix products the backward reads are
+// saved, not recomputed:
+// `saved` lists their node ids in g, each an argument of the backward after
+// %grad, in that order. `dtype_from` pairs each of the backward's arguments
+// after g's (grad, the saved values) with a node of the backward graph
+// whose dtype it has (FunctionSpec::dtype_from).
 struct Backward {
   ir::Graph graph;
   std::vector<int> grad_of;
   std::vector<std::pair<int, int>> same_shape;
+  std::vector<ir::NodeId> saved;
+  std::vector<std::pair<int, ir::NodeId>> dtype_from;
+  // Arguments that must have 2 or more dims (a matrix product's operands
+  // come from them): the caller checks.
+  std::vector<int> rank2;
 };
-llvm::Expected<Backward> derive_backward(const ir::Graph &g);
+// `wrt`: the arg_index of each argument to differentiate for (empty: all).
+llvm::Expected<Backward> derive_backward(const ir::Graph &g,
+                                         llvm::ArrayRef<int> wrt = {});
 // derive_backward as a pass (kiln-opt --passes=autodiff): the graph only.
 llvm::Expected<ir::Graph> autodiff(const ir::Graph &g, const PassOptions &opts);
 

@@ -366,6 +366,16 @@ void KilnConsumer::handle_one(FunctionDecl *fd) {
   if (opts->disable)
     return record_eager(rec, attr_loc, "disabled with \"disable\"");
   std::string name = display_name(fd);
+  // "backward=x,w" names parameters (a specialisation may leave one out of
+  // its graph, so the names are checked here, against the declaration).
+  for (const std::string &arg : opts->backward_args)
+    if (llvm::none_of(fd->parameters(), [&](const ParmVarDecl *p) {
+          return p->getName() == arg;
+        })) {
+      diag_.error(attr_loc, "kiln: 'backward=' names '" + arg +
+                                "', which is no parameter of '" + name + "'");
+      return record_eager(rec, attr_loc, "'backward=' names no parameter");
+    }
   auto problem = [&](SourceLocation loc, const std::string &why) {
     if (loc.isInvalid())
       loc = attr_loc;

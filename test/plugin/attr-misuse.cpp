@@ -17,6 +17,10 @@ using kiln::Tensor;
 
 [[kiln::compile("dtypes=f32,i32")]] Tensor int_dtype(const Tensor &x) { return x; } // expected-error {{unknown dtype 'i32' in kiln::compile option 'dtypes'}}
 
+[[kiln::compile("backward=wx")]] Tensor bwd_typo(const Tensor &x, const Tensor &w) { return x * w; } // expected-error {{kiln: 'backward=' names 'wx', which is no parameter of 'bwd_typo'}}
+
+[[kiln::compile("backward=")]] Tensor bwd_empty(const Tensor &x) { return x; } // expected-error {{kiln::compile option 'backward=' needs argument names}}
+
 [[kiln::compile("backend=triton")]] Tensor backend(const Tensor &x) { return x; } // expected-error {{unknown kiln::compile backend 'triton'}}
 
 [[kiln::compile]] int variable = 0; // expected-error {{'kiln::compile' attribute only applies to functions}}

@@ -74,14 +74,13 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
     for (const ir::Node &n : spec.graph.nodes)
       if (n.op == Op::Input && n.name == name)
         found = n.arg_index;
-    if (found < 0) {
-      bc.misuse = true;
-      return decline("'backward=' names '" + name +
-                     "', which is no tensor argument of '" + spec.user_name +
-                     "'");
-    }
-    wrt.push_back(found);
+    // None: a parameter this specialisation or region does not take as a
+    // tensor (the plugin checks that each name is a parameter).
+    if (found >= 0)
+      wrt.push_back(found);
   }
+  if (!opts.backward_args.empty() && wrt.empty())
+    return decline("none of its 'backward=' arguments is a tensor it takes");
   llvm::Expected<passes::Backward> derived =
       passes::derive_backward(spec.graph, wrt);
   if (!derived)

@@ -157,11 +157,6 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   BackwardCode backward;
   if (opts.backward) {
     backward = compile_backward(spec, opts);
-    if (backward.misuse) {
-      fc.error = "cannot compile '" + spec.user_name + "': " + backward.why;
-      fc.error_loc = spec.loc;
-      return fc;
-    }
     if (!backward.why.empty())
       fc.remarks.push_back(
           {backward.why_loc,

@@ -179,7 +179,6 @@ low::Stmts lower_entry(const FunctionSpec &spec,
 // A function's compiled backward, or why there is none.
 struct BackwardCode {
   std::string why; // non-empty: no compiled backward, this is why
-  bool misuse = false; // `why` is the user's error (an option naming no argument)
   ir::Loc why_loc;
   std::string host; // the backward's host code, its eager fallback, and
                     // <symbol>_autograd (before the entry that calls it)

@@ -32,11 +32,19 @@ xent(const Tensor &logits, const Tensor &onehot) {
   return kiln::mean(kiln::logsumexp(logits, -1) - picked);
 }
 
+// An MLP block (issue 13's shapes): two GEMMs, a tanh-GELU between them, a
+// residual; its backward is four GEMMs and the GELU's derivative.
+[[kiln::compile("backward", "dtypes=bf16")]] Tensor
+mlp_block(const Tensor &x, const Tensor &w1, const Tensor &b1,
+          const Tensor &w2, const Tensor &b2) {
+  return x + kiln::linear(kiln::gelu(kiln::linear(x, w1, b1), "tanh"), w2, b2);
+}
+
 namespace {
 
 struct Case {
   const char *name, *shape;
-  double bytes; // fewest bytes a step moves (see train_torch.py)
+  double bytes; // fewest bytes a step moves (the MLP block: its FLOPs)
   std::vector<Tensor> inputs;
   std::vector<bool> grad;
   std::function<Tensor(const std::vector<Tensor> &)> fn;
@@ -154,6 +162,22 @@ int main(int argc, char **argv) {
     c.inputs = {kiln::randn({N, V}, kiln::bf16, dev),
                 kiln::from_vector(hot, {N, V}).to(kiln::bf16).to(dev)};
     c.fn = [](const std::vector<Tensor> &a) { return xent(a[0], a[1]); };
+    cases.push_back(std::move(c));
+  }
+  {
+    const int64_t N = 8192, C = 4096, H = 16384;
+    Case c{"MLP block 4096-16384-4096 + residual, fwd+bwd", "8192 rows bf16",
+           // FLOPs, not bytes: 6 GEMMs of 2*N*C*H (2 forward, 4 backward)
+           6.0 * 2 * double(N) * C * H, {}, {true, true, true, true, true},
+           {}, false};
+    c.inputs = {kiln::randn({N, C}, kiln::bf16, dev),
+                kiln::randn({H, C}, kiln::bf16, dev) * 0.02,
+                kiln::randn({H}, kiln::bf16, dev) * 0.02,
+                kiln::randn({C, H}, kiln::bf16, dev) * 0.02,
+                kiln::randn({C}, kiln::bf16, dev) * 0.02};
+    c.fn = [](const std::vector<Tensor> &a) {
+      return mlp_block(a[0], a[1], a[2], a[3], a[4]);
+    };
     cases.push_back(std::move(c));
   }
   for (const Case &c : cases)

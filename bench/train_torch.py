@@ -24,6 +24,10 @@ def xent(logits, onehot):
     return (torch.logsumexp(logits, -1) - picked).mean()
 
 
+def mlp_block(x, w1, b1, w2, b2):
+    return x + F.linear(F.gelu(F.linear(x, w1, b1), approximate="tanh"), w2, b2)
+
+
 def time_steps(step, reps, calls):
     for _ in range(3):
         step()
@@ -76,6 +80,16 @@ def main():
     cases.append(("softmax cross-entropy (one-hot), fwd+bwd", "16384x32000 bf16",
                   xent, [torch.randn(N, V, device=dev, dtype=torch.bfloat16), hot],
                   [True, False], True))
+    N, C, H = 8192, 4096, 16384
+    bf = torch.bfloat16
+    cases.append(("MLP block 4096-16384-4096 + residual, fwd+bwd", "8192 rows bf16",
+                  mlp_block,
+                  [torch.randn(N, C, device=dev, dtype=bf),
+                   torch.randn(H, C, device=dev, dtype=bf) * 0.02,
+                   torch.randn(H, device=dev, dtype=bf) * 0.02,
+                   torch.randn(C, H, device=dev, dtype=bf) * 0.02,
+                   torch.randn(C, device=dev, dtype=bf) * 0.02],
+                  [True] * 5, False))
     for name, shape, fn, inputs, grad, scalar in cases:
         rec = {"workload": name, "shape": shape}
         leaves = [t.clone().requires_grad_(g) for t, g in zip(inputs, grad)]

@@ -308,9 +308,10 @@ public:
 
   // The partition: the forward's reductions the backward reads are saved
   // (one value per row or column: the forward's kernels write them beside
-  // the output), and its matrix products (a GEMM costs more to run again
-  // than its result costs to keep); every other value it reads is
-  // recomputed from the arguments. Each saved value becomes an argument of the backward after
+  // the output), its matrix products (a GEMM costs more to run again than
+  // its result costs to keep) and their operands (the forward writes them
+  // for the GEMM anyway); every other value it reads is recomputed from the
+  // arguments. Each saved value becomes an argument of the backward after
   // %grad (its forward node stays, unused, for its type).
   Backward save_reductions(Graph g, NodeId grad, Backward bw) {
     const NodeId nf = NodeId(f_.nodes.size());
@@ -321,12 +322,20 @@ public:
       if (live[id])
         for (NodeId o : g.nodes[id].operands)
           live[o] = true;
+    // A matrix product's operands: the forward writes them for its GEMM.
+    std::vector<bool> gemm_operand(nf, false);
+    for (NodeId id = 0; id < nf; ++id)
+      if (is_gemm(g.nodes[id].op))
+        for (NodeId o : g.nodes[id].operands)
+          gemm_operand[o] = true;
     std::vector<NodeId> saved;
     for (NodeId id = 0; id < nf; ++id) {
       const Node &n = g.nodes[id];
       const OpInfo &info = op_info(n.op);
-      if (live[id] && !n.type.scalar &&
+      if (live[id] && !n.type.scalar && n.op != Op::Input &&
+          n.op != Op::Constant && n.op != Op::ScalarInput &&
           (info.kind == OpKind::Reduction || is_gemm(n.op) ||
+           gemm_operand[id] ||
            (info.kind == OpKind::Composite &&
             info.form == CompositeForm::REDUCE)))
         saved.push_back(id);

@@ -61,8 +61,9 @@ rms_mixed(const kiln::Tensor &x, const kiln::Tensor &w) {
 }
 
 // An MLP block: the products' gradients are products (GEMMs); the hidden
-// pre-activation is saved by the forward, not computed again.
-// REMARK-DAG: compiled 'mlp (region 1, specialisation 1) (backward)': {{.*}} fused into 6 kernels (4 are library GEMMs)
+// pre-activation and activation are saved by the forward, not computed
+// again.
+// REMARK-DAG: compiled 'mlp (region 1, specialisation 1) (backward)': {{.*}} fused into 5 kernels (4 are library GEMMs)
 // REMARK-DAG: backward: saves the tensor arguments, 'h' (linear, line [[@LINE+5]])
 // REMARK-DAG: backward: assumes 'x' has 2 or more dims
 [[kiln::compile("backward", "dtypes=f32")]] kiln::Tensor

@@ -28,6 +28,7 @@
 #include "RewriteUtil.h"
 
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace kiln::passes {
@@ -296,6 +297,35 @@ public:
     }
     if (arg_grads.empty())
       return fail_whole("no tensor argument has a gradient");
+    // A norm's weight and bias: their gradients are as wide as the norm's
+    // input, summed here over its leading dim (in a kernel that reads what
+    // the gradient is made of, not a wide tensor written and read again);
+    // autograd sums any further leading dims. Valid when the input has 2 or
+    // more dims: checked. Only for norms of one input shape (one class):
+    // the column kernel takes every such sum, which must share its shape.
+    std::set<int> lead_classes;
+    for (auto [in, lead] : leading_)
+      if (lead >= 0)
+        lead_classes.insert(lead_class_[in]);
+    for (auto &[arg, gid] : arg_grads) {
+      if (lead_classes.size() != 1)
+        break;
+      NodeId in = -1;
+      for (NodeId id = 0; id < NodeId(f_.nodes.size()); ++id)
+        if (f_.node(id).op == Op::Input && f_.node(id).arg_index == arg)
+          in = id;
+      auto it = leading_.find(in);
+      if (it == leading_.end() || it->second < 0)
+        continue;
+      Node attrs;
+      attrs.dims = {0};
+      llvm::Expected<NodeId> s = rw_.emit(Op::Sum, {gid}, &attrs);
+      if (!s)
+        return s.takeError();
+      gid = *s;
+      if (!llvm::is_contained(rank2_, it->second))
+        rank2_.push_back(it->second);
+    }
     Backward bw;
     bw.same_shape = std::move(same);
     bw.rank2 = rank2_;
@@ -426,12 +456,20 @@ private:
 
   // Adds gradient `gid` (of class `c`; `narrow`: it may broadcast to that
   // shape rather than have it) to value `o`'s.
-  llvm::Error contribute(NodeId o, NodeId gid, int c, bool narrow = false) {
+  // `lead`: the gradient is a norm's weight's or bias's, as wide as the
+  // norm's input, whose rank argument `lead` gives.
+  llvm::Error contribute(NodeId o, NodeId gid, int c, bool narrow = false,
+                         int lead = -1) {
     if (f_.node(o).type.scalar || !is_floating(f_.node(o).type.dtype))
       return llvm::Error::success();
     if (f_.node(o).op == Op::Input && !wrt_.empty() &&
         !llvm::is_contained(wrt_, f_.node(o).arg_index))
       return llvm::Error::success(); // no gradient wanted
+    if (f_.node(o).op == Op::Input) {
+      auto [it, fresh] = leading_.try_emplace(o, lead);
+      if (!fresh && it->second != lead)
+        it->second = -1;
+    }
     int &have = gcls_[o];
     if (have == kUnset)
       narrow_[o] = narrow;
@@ -601,7 +639,12 @@ private:
       llvm::Expected<NodeId> gk = rw_.instantiate(*fm->grads[k], args);
       if (!gk)
         return gk.takeError();
-      if (llvm::Error e = contribute(o, *gk, into, narrow))
+      const int lead = info.form == CompositeForm::NORM && k > 0
+                           ? rank_source(n.operands[0])
+                           : -1;
+      if (lead >= 0)
+        lead_class_[o] = k_.cls[n.operands[0]];
+      if (llvm::Error e = contribute(o, *gk, into, narrow, lead))
         return e;
     }
     return llvm::Error::success();
@@ -696,6 +739,8 @@ private:
   }
 
   std::vector<int> rank2_; // arguments that must have 2 or more dims
+  std::map<NodeId, int> leading_; // Input -> lead (contribute), -1: none
+  std::map<NodeId, int> lead_class_; // Input -> its norm input's class
 
   const Graph &f_;
   GraphBuilder b_;

@@ -16,7 +16,7 @@
 #include <vector>
 
 // The specialisation with a weight and a bias:
-// REMARK-DAG: compiled 'ln_gelu_res (region 1, specialisation 1) (backward)': {{.*}} fused into 1 kernel
+// REMARK-DAG: compiled 'ln_gelu_res (region 1, specialisation 1) (backward)': {{.*}} fused into 2 kernels
 // REMARK-DAG: backward: saves the tensor arguments; recomputes every other value
 [[kiln::compile("backward", "dtypes=f32")]] kiln::Tensor
 ln_gelu_res(const kiln::Tensor &x, const kiln::Tensor &w,

@@ -253,9 +253,20 @@ json explain_json(const DumpedFunction &f) {
        remarks = json::array();
   for (auto [pi, p] : llvm::enumerate(f.paths)) {
     const codegen::FunctionCode &c = p.code;
-    paths.push_back({{"name", c.user_name},
-                     {"symbol", c.symbol},
-                     {"folder", f.paths.size() == 1 ? "." : path_folder(p, pi)}});
+    paths.push_back(
+        {{"name", c.user_name},
+         {"symbol", c.symbol},
+         {"folder", f.paths.size() == 1 ? "." : path_folder(p, pi)},
+         // The compiled backward: what it saves beside the tensor arguments
+         // (the bytes of each are its value's at run time), what it assumes.
+         {"backward",
+          {{"status", c.backward.status},
+           {"gradients", c.backward.gradients},
+           {"saves", c.backward.status == "compiled"
+                         ? json(std::vector<std::string>{"the tensor arguments"})
+                         : json::array()},
+           {"saves_also", c.backward.saved},
+           {"assumes", c.backward.assumptions}}}});
     for (const codegen::KernelInfo &k : c.kernels) {
       json ops = json::array();
       for (const codegen::KernelOp &op : k.ops)

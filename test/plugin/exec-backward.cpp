@@ -8,6 +8,15 @@
 // RUN: %kiln_cxx -fplugin-arg-kiln-cuda=off -c %s -o %t.o -Rpass=kiln 2> %t.remarks
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 // RUN: %kiln_cxx_eager %t.o %kiln_link -o %t && %t | FileCheck %s --check-prefixes=CHECK,%compiled
+// explain.json says what the backward saves and assumes:
+// RUN: rm -rf %t.dbg && %kiln_cxx -fplugin-arg-kiln-cuda=off -fplugin-arg-kiln-debug-dir=%t.dbg -c %s -o %t.dbg.o
+// RUN: python3 %S/debug/Inputs/flatjson.py %t.dbg/exec-backward.cpp/xent/explain.json | FileCheck %s --check-prefix=JSON
+// JSON: fast_paths[0].backward.status = "compiled"
+// JSON: fast_paths[0].backward.gradients = 1
+// JSON: fast_paths[0].backward.saves[0] = "the tensor arguments"
+// JSON: fast_paths[0].backward.saves_also[0] = "%{{[0-9]+}} (logsumexp, line {{[0-9]+}})"
+// JSON: fast_paths[0].backward.assumes[0] = "'onehot' does not require grad"
+// JSON: fast_paths[0].backward.assumes[1] = "'onehot' has the shape of 'logits'"
 #include <kiln/kiln.h>
 
 #include <cmath>

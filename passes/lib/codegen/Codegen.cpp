@@ -157,6 +157,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
   BackwardCode backward;
   if (opts.backward) {
     backward = compile_backward(spec, opts);
+    fc.backward.status = backward.why.empty() ? "compiled" : backward.why;
     if (!backward.why.empty())
       fc.remarks.push_back(
           {backward.why_loc,
@@ -462,6 +463,9 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     for (const Remark &r : backward.code.remarks)
       if (!llvm::StringRef(r.message).starts_with("guard: "))
         fc.remarks.push_back(r);
+    fc.backward.saved = backward.saved;
+    fc.backward.assumptions = backward.assumptions;
+    fc.backward.gradients = backward.grads;
     std::string kept = "the tensor arguments";
     for (const std::string &v : backward.saved)
       kept += ", " + v;

@@ -147,6 +147,20 @@ struct VariantGraph {
   std::string dot; // Graphviz, one cluster per fused kernel
 };
 
+// A function's compiled backward ([[kiln::compile("backward")]]), for
+// explain.json and the remarks.
+struct BackwardInfo {
+  // "off" (not asked for), "compiled", or why there is none.
+  std::string status = "off";
+  // What it saves beyond the tensor arguments ("'h' (linear, line 12)"):
+  // values written by the forward when autograd records a call, each of
+  // the size its value has at run time.
+  std::vector<std::string> saved;
+  // What it assumes, checked when a call is recorded.
+  std::vector<std::string> assumptions;
+  size_t gradients = 0; // arguments whose gradients it computes
+};
+
 struct FunctionCode {
   // Non-empty when the function cannot be compiled (then nothing else is
   // set): the plugin warns at error_loc and leaves the function eager.
@@ -168,6 +182,7 @@ struct FunctionCode {
   std::vector<KernelInfo> kernels; // every variant's, variant by variant
   std::vector<GuardInfo> guards;   // in the order the host code checks them
   std::vector<VariantGraph> graphs; // per compiled variant
+  BackwardInfo backward;
 };
 
 FunctionCode compile_function(const FunctionSpec &spec, const Options &opts);

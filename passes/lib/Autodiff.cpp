@@ -333,7 +333,7 @@ public:
       b_.output(gid);
       bw.grad_of.push_back(arg);
     }
-    return save_reductions(b_.take(), grad, std::move(bw));
+    return save_reductions(b_.take(), std::move(bw));
   }
 
   // The partition: the forward's reductions the backward reads are saved
@@ -343,7 +343,7 @@ public:
   // for the GEMM anyway); every other value it reads is recomputed from the
   // arguments. Each saved value becomes an argument of the backward after
   // %grad (its forward node stays, unused, for its type).
-  Backward save_reductions(Graph g, NodeId grad, Backward bw) {
+  Backward save_reductions(Graph g, Backward bw) {
     const NodeId nf = NodeId(f_.nodes.size());
     std::vector<bool> live(g.nodes.size(), false);
     for (NodeId o : g.outputs)
@@ -391,7 +391,6 @@ public:
     bw.dtype_from.push_back({f_.num_args(), orig[f_.outputs[0]]});
     for (auto [k, id] : llvm::enumerate(saved))
       bw.dtype_from.push_back({f_.num_args() + 1 + int(k), orig[id]});
-    (void)grad;
     return bw;
   }
 

@@ -1,4 +1,6 @@
-#include <kiln/passes/codegen.h>
+#include "Lower.h"
+
+#include <llvm/ADT/STLExtras.h>
 
 namespace kiln::codegen {
 
@@ -14,6 +16,18 @@ const char *cxx_param_type(ArgKind k) {
     return "bool";
   }
   return "?";
+}
+
+std::string fast_path_params(const FunctionSpec &spec, size_t outputs) {
+  std::string params;
+  for (auto [i, k] : llvm::enumerate(spec.args)) {
+    std::string t = cxx_param_type(k);
+    params += (i ? ", " : "") + t + (t.back() == '&' ? "a" : " a") +
+              std::to_string(i);
+  }
+  for (size_t j = 0; j < outputs; ++j)
+    params += ", kiln::Tensor *out" + std::to_string(j);
+  return params;
 }
 
 } // namespace kiln::codegen

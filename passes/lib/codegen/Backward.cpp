@@ -6,11 +6,12 @@
 // compiled call for autograd (<symbol>_autograd), which the entry calls
 // instead of declining when autograd records.
 //
-// The partition: the backward saves the call's tensor arguments and
-// recomputes every intermediate it reads, fused into its own kernels (a
-// layer norm's statistics are a pass of the backward's row kernel, not a
-// tensor kept from the forward). Saved bytes: the arguments only, which the
-// caller holds anyway.
+// The partition is derive_backward's: the backward saves the call's tensor
+// arguments, and the reductions, matrix products and products' operands
+// it reads, which <symbol>_fwd (the forward compiled again with them as
+// extra outputs) writes when autograd records; it recomputes every other
+// value it reads inside its own kernels (a layer norm's statistics are a
+// pass of the backward's row kernel).
 #include "Lower.h"
 
 #include <kiln/passes/passes.h>
@@ -25,18 +26,6 @@ using ir::NodeId;
 using ir::Op;
 
 namespace {
-
-std::string params_of(const FunctionSpec &spec, size_t outputs) {
-  std::string params;
-  for (auto [i, k] : llvm::enumerate(spec.args)) {
-    std::string t = cxx_param_type(k);
-    params += (i ? ", " : "") + t + (t.back() == '&' ? "a" : " a") +
-              std::to_string(i);
-  }
-  for (size_t j = 0; j < outputs; ++j)
-    params += ", kiln::Tensor *out" + std::to_string(j);
-  return params;
-}
 
 std::string message_of(llvm::Error e, ir::Loc &at) {
   std::string msg;
@@ -89,6 +78,10 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
   // The forward that also writes what the backward saves (its ids are the
   // captured graph's: derive_backward copies it first).
   const size_t nsaved = derived->saved.size();
+  // Both compile as plain functions: no backward of their own, no graphs.
+  Options sub = opts;
+  sub.backward = false;
+  sub.cuda_graphs = false;
   FunctionCode forward;
   if (nsaved) {
     FunctionSpec fs = spec;
@@ -98,10 +91,7 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
     fs.caller_checks.clear();
     for (NodeId id : derived->saved)
       fs.graph.outputs.push_back(id);
-    Options fo = opts;
-    fo.backward = false;
-    fo.cuda_graphs = false;
-    forward = compile_function(fs, fo);
+    forward = compile_function(fs, sub);
     if (!forward.error.empty()) {
       if (forward.error_loc.valid())
         bc.why_loc = forward.error_loc;
@@ -121,10 +111,7 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
   bs.arg_dtypes = spec.arg_dtypes;
   // The gradient has the output's dtype, a saved value its node's.
   bs.dtype_from = derived->dtype_from;
-  Options bo = opts;
-  bo.backward = false;
-  bo.cuda_graphs = false;
-  FunctionCode compiled = compile_function(bs, bo);
+  FunctionCode compiled = compile_function(bs, sub);
   if (!compiled.error.empty()) {
     if (compiled.error_loc.valid())
       bc.why_loc = compiled.error_loc;
@@ -155,7 +142,7 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
   os << "// ---- backward of '" << spec.user_name
      << "' (compiled backward: " << S << "_bwd, its eager fallback "
      << S << "_bwd_eager) ----\n\n";
-  os << "bool " << S << "(" << params_of(spec, 1) << ") __asm__(\"" << S
+  os << "bool " << S << "(" << fast_path_params(spec, 1) << ") __asm__(\"" << S
      << "\");\n\n";
   os << "static std::vector<kiln::Tensor> " << S
      << "_backward(const kiln::Tensor &grad, const std::vector<kiln::Tensor> "
@@ -190,7 +177,7 @@ BackwardCode compile_backward(const FunctionSpec &spec, const Options &opts) {
     os << "  grads[" << tensor_pos(derived->grad_of[j]) << "] = g" << j
        << ";\n";
   os << "  return grads;\n}\n\n";
-  os << "static bool " << S << "_autograd(" << params_of(spec, 1) << ") {\n";
+  os << "static bool " << S << "_autograd(" << fast_path_params(spec, 1) << ") {\n";
   auto arg_label = [&](int arg) {
     for (const ir::Node &n : spec.graph.nodes)
       if (n.op == Op::Input && n.arg_index == arg && !n.name.empty())

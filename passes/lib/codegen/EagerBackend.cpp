@@ -1,5 +1,6 @@
 // eager_function: [[kiln::compile("backend=eager")]] (kiln/passes/codegen.h).
-#include <kiln/passes/codegen.h>
+#include "Lower.h"
+
 #include <kiln/passes/lowered.h>
 #include <kiln/passes/text.h>
 
@@ -73,14 +74,7 @@ FunctionCode eager_function(const FunctionSpec &spec) {
   fc.user_name = spec.user_name;
   const ir::Graph &g = spec.graph;
   std::vector<ir::Type> types = node_types(g);
-  std::string params;
-  for (auto [i, k] : llvm::enumerate(spec.args)) {
-    std::string t = codegen::cxx_param_type(k);
-    params += (i ? ", " : "") + t + (t.back() == '&' ? "a" : " a") +
-              std::to_string(i);
-  }
-  for (size_t j = 0; j < g.outputs.size(); ++j)
-    params += ", kiln::Tensor *out" + std::to_string(j);
+  const std::string params = fast_path_params(spec, g.outputs.size());
 
   std::string body;
   llvm::raw_string_ostream os(body);

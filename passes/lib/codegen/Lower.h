@@ -174,6 +174,11 @@ low::Stmts lower_entry(const FunctionSpec &spec,
                        const std::vector<Variant> &variants,
                        bool compiled_backward);
 
+// The fast-path signature's parameters as hand-written host code spells
+// them (kiln/passes/codegen.h): a0, a1, ... then out0, ... (`outputs` of
+// them).
+std::string fast_path_params(const FunctionSpec &spec, size_t outputs);
+
 // ---- backward (Backward.cpp) ----
 
 // A function's compiled backward, or why there is none.

@@ -14,7 +14,7 @@ namespace {
 // that group repeats until nothing changes.
 constexpr llvm::StringLiteral kDefaultPipeline =
     "infer-types,fuse-attention,decompose,infer-types,(fold-constants,"
-    "simplify,cse),sink-cat,(fold-constants,simplify,cse),welford,cse,"
+    "simplify,cse),sink-views,sink-cat,(fold-constants,simplify,cse),welford,cse,"
     "infer-types,dce";
 
 using PassFn = llvm::Expected<Graph> (*)(const Graph &, const PassOptions &);
@@ -37,6 +37,7 @@ const Registered kPasses[] = {
     {"fold-constants", infallible<fold_constants>},
     {"simplify", simplify},
     {"sink-cat", sink_cat},
+    {"sink-views", sink_views},
     {"welford", welford},
     {"autodiff", autodiff},
 };

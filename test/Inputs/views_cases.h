@@ -20,12 +20,33 @@ COMPILE Tensor head_softmax(const Tensor &x, int64_t H) {
   return kiln::softmax(q * 0.5, -1);
 }
 
-// A view of a value a kernel wrote: the transpose of exp(x), summed over
-// its rows (x's columns): a pointwise kernel, then a reduction kernel
-// reading its output through the transpose.
+// A view of pointwise work on one tensor: the transpose of exp(x), summed
+// over its rows (x's columns). The transpose moves onto x (sink-views):
+// one reduction kernel reads x through it and takes exp on the way.
 COMPILE Tensor sum_of_transpose(const Tensor &x) {
   Tensor t = kiln::exp(x).transpose(0, 1);
   return kiln::sum(t, -1) + 1.0;
+}
+
+// Work before a head split, as attention code scales q: the row kernel
+// reads x through the view and the transpose and scales it there.
+COMPILE Tensor scaled_heads(const Tensor &x, int64_t H, double scale) {
+  const int64_t B = x.size(0), T = x.size(1);
+  Tensor q = (x * scale).view({B, T, H, -1}).transpose(1, 2);
+  return kiln::softmax(q, -1);
+}
+
+// A 0-d tensor over a count, unsqueezed to broadcast against rows (what a
+// mean's backward does with its output gradient): one kernel, none for the
+// 0-d value.
+COMPILE Tensor scale_rows(const Tensor &x, const Tensor &g) {
+  return x * (g / double(x.size(0))).unsqueeze(-1);
+}
+
+// A view of work on two tensors: written by a kernel, read through the
+// transpose by the next (the view would need both broadcast first).
+COMPILE Tensor two_then_transpose(const Tensor &x, const Tensor &y) {
+  return kiln::tanh((x * y).transpose(0, 1));
 }
 
 // SwiGLU over the two halves of the last dim: two slices of x, one kernel.
@@ -92,12 +113,21 @@ inline int run_views(kiln::Device dev) {
     Tensor x = input({2, 5, 64}, dt, 1);
     check("head_softmax", dt, [&] { return V{head_softmax(x, 4)}; }, 1, 0, k(1),
           ref([&] { return V{cpu(head_softmax(f64(x), 4))}; }));
+    check("scaled_heads", dt, [&] { return V{scaled_heads(x, 4, 0.25)}; }, 1, 0,
+          k(1), ref([&] { return V{cpu(scaled_heads(f64(x), 4, 0.25))}; }));
     for (kiln::Dims mn : {kiln::Dims{33, 17}, kiln::Dims{64, 700}}) {
       const std::string at =
           " [" + std::to_string(mn[0]) + ", " + std::to_string(mn[1]) + "]";
       Tensor m = input(mn, dt, 2);
       check("sum_of_transpose" + at, dt, [&] { return V{sum_of_transpose(m)}; },
-            1, 0, k(2), ref([&] { return V{cpu(sum_of_transpose(f64(m)))}; }));
+            1, 0, k(1), ref([&] { return V{cpu(sum_of_transpose(f64(m)))}; }));
+      Tensor g0 = input({}, dt, 11), y = input(mn, dt, 12);
+      check("scale_rows" + at, dt, [&] { return V{scale_rows(m, g0)}; }, 1, 0,
+            k(1), ref([&] { return V{cpu(scale_rows(f64(m), f64(g0)))}; }));
+      check("two_then_transpose" + at, dt,
+            [&] { return V{two_then_transpose(m, y)}; }, 1, 0, k(2), ref([&] {
+              return V{cpu(two_then_transpose(f64(m), f64(y)))};
+            }));
       Tensor b = input({mn[1]}, dt, 3);
       check("add_expanded" + at, dt, [&] { return V{add_expanded(m, b)}; }, 1, 0,
             k(1), ref([&] { return V{cpu(add_expanded(f64(m), f64(b)))}; }));

@@ -260,14 +260,14 @@ int main() {
   std::printf("broken: %s\n", verify(bad).c_str());
 
   // The pipeline calls back after every pass, in order.
-  // CHECK-NEXT: passes: infer-types fuse-attention decompose infer-types fold-constants simplify cse sink-cat fold-constants simplify cse welford cse infer-types dce
+  // CHECK-NEXT: passes: infer-types fuse-attention decompose infer-types fold-constants simplify cse sink-views sink-cat fold-constants simplify cse welford cse infer-types dce
   std::string names;
   auto optimised = passes::run_pipeline(
       *typed, {}, [&](llvm::StringRef pass, const Graph &) {
         names += " " + pass.str();
       });
   std::printf("passes:%s\n", names.c_str());
-  // CHECK-NEXT: default: infer-types,fuse-attention,decompose,infer-types,(fold-constants,simplify,cse),sink-cat,(fold-constants,simplify,cse),welford,cse,infer-types,dce
+  // CHECK-NEXT: default: infer-types,fuse-attention,decompose,infer-types,(fold-constants,simplify,cse),sink-views,sink-cat,(fold-constants,simplify,cse),welford,cse,infer-types,dce
   std::printf("default: %s\n", passes::default_pipeline().str().c_str());
 
   // A failing pass gives a PassError with the node and its location.

@@ -74,6 +74,11 @@ llvm::Expected<ir::Graph> simplify(const ir::Graph &g,
 // each piece is a pointwise value a kernel writes into the result.
 llvm::Expected<ir::Graph> sink_cat(const ir::Graph &g,
                                    const PassOptions &opts);
+// 7b. A layout op (view, reshape, transpose, permute, unsqueeze, squeeze,
+// slice) of pointwise work on one tensor moves onto that tensor: the work
+// is then done by the kernel reading the view, not written first.
+llvm::Expected<ir::Graph> sink_views(const ir::Graph &g,
+                                     const PassOptions &opts);
 // 8. sum((x - mean(x))^2) over all of x's dims, as var(x) decomposes,
 // becomes sum_sq_dev(x): one pass of Welford's update, beside the mean's
 // sum, instead of a second pass after it (a launch less when split).

@@ -1,0 +1,173 @@
+// sink-views: a layout op of pointwise work on one tensor moves onto that
+// tensor, so the work is index arithmetic of the kernel that reads the view
+// instead of a kernel of its own whose result the view reads (Inductor
+// inlines pointwise nodes through views the same way).
+//
+//   v = view(f(x, s))   ->   v = f(view(x), s)
+//
+// f: pointwise ops whose only tensor operand (through each other) is x;
+// s: scalars (host scalars, weak constants). Pointwise work on one tensor
+// has that tensor's shape, so the layout op maps the elements of f's result
+// exactly as it maps x's: the same value at every index. A strict `view`
+// becomes `reshape` on x (x may be an argument laid out so that no view
+// gives the shape: reshape copies it then, where f's fresh result never
+// needs one; both raise on a shape of another element count).
+//
+// Moved: view, reshape, transpose, permute, unsqueeze, squeeze, slice.
+// Not moved: a view the function returns (eager returns a view sharing
+// the pointwise result's storage, with its strides), expand (f would be computed once per copy of each element),
+// contiguous (f's result is contiguous already), part (sink-cat's), and a
+// view of pointwise work on two or more tensors (each would need
+// broadcasting to f's shape first: a layout op Kiln does not have yet).
+#include <kiln/passes/passes.h>
+
+#include "RewriteUtil.h"
+
+#include <map>
+
+namespace kiln::passes {
+
+using namespace kiln::ir;
+
+namespace {
+
+bool moves(Op op) {
+  return op == Op::View || op == Op::Reshape || op == Op::Transpose ||
+         op == Op::Permute || op == Op::Unsqueeze || op == Op::Squeeze ||
+         op == Op::Slice;
+}
+
+struct Sinker {
+  const Graph &g;
+  Graph out;
+  std::vector<NodeId> map;
+
+  explicit Sinker(const Graph &g) : g(g), map(g.nodes.size(), -1) {
+    out.name = g.name;
+    out.assumptions = g.assumptions;
+    out.checks = g.checks;
+  }
+
+  bool pointwise_tensor(NodeId id) const {
+    const Node &n = out.node(id);
+    return is_pointwise(n.op) && !n.type.scalar;
+  }
+
+  // The one tensor the pointwise work at `id` (in `out`) reads, through
+  // pointwise tensor ops: -1 when it reads none or two.
+  NodeId only_tensor(NodeId id, std::map<NodeId, NodeId> &memo) const {
+    if (auto it = memo.find(id); it != memo.end())
+      return it->second;
+    NodeId leaf = -2; // none yet
+    for (NodeId o : out.node(id).operands) {
+      const Node &on = out.node(o);
+      if (on.type.scalar)
+        continue;
+      NodeId l = pointwise_tensor(o) ? only_tensor(o, memo) : o;
+      if (l == -1 || (leaf >= 0 && l != leaf)) {
+        leaf = -1;
+        break;
+      }
+      if (l >= 0)
+        leaf = l;
+    }
+    if (leaf == -2)
+      leaf = -1;
+    memo[id] = leaf;
+    return leaf;
+  }
+
+  llvm::Expected<NodeId> emit(Node n) {
+    out.nodes.push_back(std::move(n));
+    NodeId id = NodeId(out.nodes.size() - 1);
+    llvm::Expected<Type> t = infer_node_type(out, id);
+    if (!t)
+      return t.takeError();
+    out.nodes[id].type = *t;
+    return id;
+  }
+
+  // The pointwise work at `id` redone on `leaf'` in place of its tensor.
+  llvm::Expected<NodeId> redo(NodeId id, NodeId viewed,
+                              std::map<NodeId, NodeId> &done) {
+    if (auto it = done.find(id); it != done.end())
+      return it->second;
+    Node c = out.node(id);
+    c.name.clear();
+    for (NodeId &o : c.operands) {
+      if (out.node(o).type.scalar)
+        continue;
+      if (!pointwise_tensor(o)) { // the tensor
+        o = viewed;
+        continue;
+      }
+      llvm::Expected<NodeId> r = redo(o, viewed, done);
+      if (!r)
+        return r.takeError();
+      o = *r;
+    }
+    llvm::Expected<NodeId> r = emit(std::move(c));
+    if (!r)
+      return r.takeError();
+    done[id] = *r;
+    return *r;
+  }
+
+  // Layout op `n` of pointwise work on one tensor: the work on the layout
+  // op of that tensor; -1 when `n` does not move.
+  llvm::Expected<NodeId> sink(NodeId id, const Node &n) {
+    if (!moves(n.op) || llvm::is_contained(g.outputs, id))
+      return -1;
+    NodeId base = map[n.operands[0]];
+    if (!pointwise_tensor(base))
+      return -1;
+    std::map<NodeId, NodeId> memo;
+    NodeId leaf = only_tensor(base, memo);
+    if (leaf < 0)
+      return -1;
+    Node v = n;
+    v.name.clear();
+    v.op = n.op == Op::View ? Op::Reshape : n.op;
+    for (NodeId &o : v.operands)
+      o = map[o];
+    v.operands[0] = leaf;
+    llvm::Expected<NodeId> viewed = emit(std::move(v));
+    if (!viewed)
+      return viewed.takeError();
+    std::map<NodeId, NodeId> done;
+    llvm::Expected<NodeId> r = redo(base, *viewed, done);
+    if (!r)
+      return r.takeError();
+    out.nodes[*r].name = n.name;
+    return *r;
+  }
+
+  llvm::Expected<Graph> run() {
+    for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id) {
+      const Node &n = g.node(id);
+      llvm::Expected<NodeId> s = sink(id, n);
+      if (!s)
+        return s.takeError();
+      if (*s >= 0) {
+        map[id] = *s;
+        continue;
+      }
+      Node c = n;
+      for (NodeId &o : c.operands)
+        o = map[o];
+      out.nodes.push_back(std::move(c));
+      map[id] = NodeId(out.nodes.size() - 1);
+    }
+    for (NodeId o : g.outputs)
+      out.outputs.push_back(map[o]);
+    return std::move(out);
+  }
+};
+
+} // namespace
+
+llvm::Expected<Graph> sink_views(const Graph &g, const PassOptions &) {
+  return Sinker(g).run();
+}
+
+} // namespace kiln::passes

@@ -90,7 +90,16 @@ struct ElementAccess {
   std::function<low::Expr(int input)> load;   // input i's element
   std::function<low::Expr(int output)> store; // output j's element
   std::function<low::Expr(int scalar)> scalar; // a ScalarInput parameter
+  // Where set: the loads of inputs of one element (uniform_input) and the
+  // work on them and on scalars alone go here instead, once per thread
+  // before its loop (uniform_load(i): input i's element).
+  low::Stmts *hoist = nullptr;
+  std::function<low::Expr(int input)> uniform_load;
 };
+// Whether kernel input `in` has one element whatever the shapes (every dim
+// of its type a constant 1): it is the same for every element of the
+// kernel (a 0-d gradient, a scale unsqueezed to broadcast).
+bool uniform_input(const ir::Graph &g, ir::NodeId in);
 // The per-element statements of pointwise kernel k.
 low::Stmts element_stmts(const ir::Graph &g, const sched::Kernel &k,
                          const ElementAccess &access);

@@ -10,6 +10,8 @@
 // intermediate rounded to its dtype, as eager reads it.
 #include "Lower.h"
 
+#include <set>
+
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
@@ -196,20 +198,43 @@ Stmt load_input(const ir::Graph &g, NodeId in, Expr from) {
   return load(value_type(n), print(value_var(in)), std::move(from), n.name);
 }
 
+bool uniform_input(const ir::Graph &g, NodeId in) {
+  const ir::Shape &s = g.node(in).type.shape;
+  return s.ranked && llvm::all_of(s.dims, [](const ir::SymDim &d) {
+           return !d.is_symbolic() && d.value == 1;
+         });
+}
+
 Stmts element_stmts(const ir::Graph &g, const sched::Kernel &k,
                     const ElementAccess &access) {
   Stmts body;
   // Values available in the body: loaded inputs, scalar parameters, and
   // constants (inlined as literals at each use).
   ValueMap values;
+  // Uniform: known before the loop (access.hoist).
+  std::set<NodeId> uniform;
   for (auto [i, in] : llvm::enumerate(k.inputs)) {
-    body.push_back(load_input(g, in, access.load(int(i))));
+    if (access.hoist && uniform_input(g, in)) {
+      access.hoist->push_back(load_input(g, in, access.uniform_load(int(i))));
+      uniform.insert(in);
+    } else {
+      body.push_back(load_input(g, in, access.load(int(i))));
+    }
     values[in] = value_var(in);
   }
-  for (auto [i, sc] : llvm::enumerate(k.scalars))
+  for (auto [i, sc] : llvm::enumerate(k.scalars)) {
     values[sc] = access.scalar(int(i));
+    uniform.insert(sc);
+  }
   for (NodeId id : k.nodes) {
-    body.push_back(compute_node(g, id, values));
+    const bool hoisted =
+        access.hoist && !g.node(id).operands.empty() &&
+        llvm::all_of(g.node(id).operands, [&](NodeId o) {
+          return uniform.count(o) || g.node(o).op == Op::Constant;
+        });
+    (hoisted ? *access.hoist : body).push_back(compute_node(g, id, values));
+    if (hoisted)
+      uniform.insert(id);
     values[id] = value_var(id);
   }
   for (auto [j, out] : llvm::enumerate(k.outputs))

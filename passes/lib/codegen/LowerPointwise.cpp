@@ -47,7 +47,7 @@ Expr global_thread(const std::string &index_type, Expr from = {}) {
 // output, the element statements V times over lane j, then each vector
 // stored at `at(y)`.
 void vector_body(const ir::Graph &g, const sched::Kernel &k, Stmts &loop,
-                 const std::function<Expr(size_t)> &at) {
+                 const std::function<Expr(size_t)> &at, Stmts &hoist) {
   Expr V = var("V"), j = var("j");
   for (auto [y, o] : llvm::enumerate(k.outputs))
     loop.push_back(decl("",
@@ -58,6 +58,8 @@ void vector_body(const ir::Graph &g, const sched::Kernel &k, Stmts &loop,
   va.scalar = sc;
   va.load = [&](int x) { return var("x" + std::to_string(x)).field("v")[j]; };
   va.store = [&](int y) { return var("y" + std::to_string(y)).field("v")[j]; };
+  va.hoist = &hoist;
+  va.uniform_load = [](int x) { return in(size_t(x))[int64_t(0)]; };
   loop.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
                           element_stmts(g, k, va), LoopHint::Unroll));
   for (size_t y = 0; y < k.outputs.size(); ++y)
@@ -85,11 +87,14 @@ Function cuda_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
   f.body.push_back(decl("const", "int64_t", "nvec", n / V));
   f.body.push_back(decl("const", "int64_t", "step",
                         cast("int64_t", var("gridDim.x")) * var("blockDim.x")));
-  Stmts loop;
+  Stmts loop, hoist;
   for (size_t x = 0; x < k.inputs.size(); ++x)
-    loop.push_back(decl("const", "auto", "x" + std::to_string(x),
-                        call("kiln::gen::vec_load<V>", {in(x) + t * V})));
-  vector_body(g, k, loop, [&](size_t y) { return out(y) + t * V; });
+    if (!uniform_input(g, k.inputs[x]))
+      loop.push_back(decl("const", "auto", "x" + std::to_string(x),
+                          call("kiln::gen::vec_load<V>", {in(x) + t * V})));
+  vector_body(g, k, loop, [&](size_t y) { return out(y) + t * V; }, hoist);
+  for (Stmt &h : hoist)
+    f.body.push_back(std::move(h));
   f.body.push_back(for_loop(decl("", "int64_t", "t", global_thread("int64_t")),
                             t < nvec, binary("+=", t, step), std::move(loop)));
   f.body.push_back(comment("The last n % V elements."));
@@ -121,15 +126,19 @@ Function cuda_strided(const ir::Graph &g, const sched::Kernel &k, int ki,
   Expr i = var("i"), off = var("off"), step = var("step");
   f.body.push_back(decl("const", index, "step",
                         cast(index, var("gridDim.x")) * var("blockDim.x")));
-  Stmts loop;
+  Stmts loop, hoist;
   loop.push_back(decl_array(index, "off", std::to_string(nops)));
   loop.push_back(eval(method(var("calc"), "get", {i, off})));
   ElementAccess a;
   a.scalar = sc;
   a.load = [&](int x) { return in(x)[off[int64_t(nout + x)]]; };
   a.store = [&](int y) { return out(y)[off[int64_t(y)]]; };
+  a.hoist = &hoist;
+  a.uniform_load = [](int x) { return in(size_t(x))[int64_t(0)]; };
   for (Stmt &s : element_stmts(g, k, a))
     loop.push_back(std::move(s));
+  for (Stmt &h : hoist)
+    f.body.push_back(std::move(h));
   f.body.push_back(for_loop(decl("", index, "i", global_thread(index)),
                             i < cast(index, var("n")), binary("+=", i, step),
                             std::move(loop)));
@@ -165,19 +174,23 @@ Function cuda_strided_vec(const ir::Graph &g, const sched::Kernel &k, int ki,
                         cast("uint32_t", var("gridDim.x")) * var("blockDim.x")));
   f.body.push_back(decl("const", "int", "r", calc.field("rank") - lit(1)));
   for (size_t x = 0; x < k.inputs.size(); ++x)
-    f.body.push_back(decl("const", "bool", "c" + std::to_string(x),
-                          calc.field("strides")[var("r")][int64_t(nout + x)] !=
-                              lit(0)));
-  Stmts loop;
+    if (!uniform_input(g, k.inputs[x]))
+      f.body.push_back(decl(
+          "const", "bool", "c" + std::to_string(x),
+          calc.field("strides")[var("r")][int64_t(nout + x)] != lit(0)));
+  Stmts loop, hoist;
   loop.push_back(decl_array("uint32_t", "off", std::to_string(nops)));
   loop.push_back(eval(method(calc, "get", {t * V, off})));
   for (size_t x = 0; x < k.inputs.size(); ++x)
-    loop.push_back(decl("const", "auto", "x" + std::to_string(x),
-                        call("kiln::gen::vec_load_or_splat<V>",
-                             {in(x) + off[int64_t(nout + x)],
-                              var("c" + std::to_string(x))})));
+    if (!uniform_input(g, k.inputs[x]))
+      loop.push_back(decl("const", "auto", "x" + std::to_string(x),
+                          call("kiln::gen::vec_load_or_splat<V>",
+                               {in(x) + off[int64_t(nout + x)],
+                                var("c" + std::to_string(x))})));
   vector_body(g, k, loop,
-              [&](size_t y) { return out(y) + off[int64_t(y)]; });
+              [&](size_t y) { return out(y) + off[int64_t(y)]; }, hoist);
+  for (Stmt &h : hoist)
+    f.body.push_back(std::move(h));
   f.body.push_back(for_loop(decl("", "uint32_t", "t", global_thread("uint32_t")),
                             t < var("nvec"), binary("+=", t, step),
                             std::move(loop)));

@@ -65,6 +65,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--modes", default="default,max-autotune-no-cudagraphs")
+    ap.add_argument("--only", default="", help="run the workloads whose name contains this")
     args = ap.parse_args()
     torch.manual_seed(0)
     dev = "cuda"
@@ -91,6 +92,8 @@ def main():
                    torch.randn(C, device=dev, dtype=bf) * 0.02],
                   [True] * 5, False))
     for name, shape, fn, inputs, grad, scalar in cases:
+        if args.only not in name:
+            continue
         rec = {"workload": name, "shape": shape}
         leaves = [t.clone().requires_grad_(g) for t, g in zip(inputs, grad)]
         with torch.no_grad():

@@ -3,6 +3,8 @@
 # `REQUIRES: cuda-gpu`, and the unit tests) into .bench/gpu-tests/, for a
 # machine with a GPU but no clang: there, scripts/run-gpu-tests.py runs them
 # and checks their output against the tests' CHECK lines.
+# KILN_GPU_TESTS=<regex>: only the tests whose name matches (a quicker
+# check of what a change touches; the unit tests are staged either way).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${KILN_BUILD_DIR:-$root/build}"
@@ -12,6 +14,7 @@ cmake --build "$build" --target kiln kiln_rt kiln_unit_tests kiln_torch
 cfg="$build/bin/kiln-config"
 for src in $(grep -rl --include=*.cpp "REQUIRES:.*cuda-gpu" "$root"/test); do
   name="$(basename "$src" .cpp)"
+  [[ -z "${KILN_GPU_TESTS:-}" || "$name" =~ $KILN_GPU_TESTS ]] || continue
   echo "building $name"
   # Extra sources a test's RUN lines compile without the plugin (%S/...).
   extra=()

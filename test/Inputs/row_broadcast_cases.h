@@ -80,8 +80,14 @@ inline int run_row_broadcast(kiln::Device dev) {
         check("head-scaled softmax" + at, dt,
               [&] { return V{head_scaled_softmax(s, h)}; }, 1, 0, k(1),
               ref([&] { return head_scaled_softmax(f64(s), f64(h)); }));
+        // Over dim -2 of [1, 2, 5000, 8] on a GPU, f32/f64 (8 neighbouring
+        // rows, column mode): 2 blocks of columns, each split over 5 blocks
+        // (colsplit): a launch per pass and a combine after each reduction.
+        const bool colsplit = dev.is_cuda() && T == 5000 &&
+                              (dt == kiln::DType::f32 || dt == kiln::DType::f64);
         check("head-scaled softmax over dim -2" + at, dt,
-              [&] { return V{head_scaled_softmax_cols(s, h)}; }, 1, 0, k(1),
+              [&] { return V{head_scaled_softmax_cols(s, h)}; }, 1, 0,
+              k(colsplit ? 5 : 1),
               ref([&] { return head_scaled_softmax_cols(f64(s), f64(h)); }));
       }
   for (kiln::DType dt : {kiln::DType::f32, kiln::DType::bf16}) {

@@ -15,7 +15,9 @@
 //
 // Moved: view, reshape, transpose, permute, unsqueeze, squeeze, slice.
 // Not moved: a view the function returns (eager returns a view sharing
-// the pointwise result's storage, with its strides), expand (f would be computed once per copy of each element),
+// the pointwise result's storage, with its strides), a view a product
+// (GEMM, attention) reads (it reads from memory: the view of the written
+// result is free, a transposed operand a GEMM flag), expand (f would be computed once per copy of each element),
 // contiguous (f's result is contiguous already), part (sink-cat's), and a
 // view of pointwise work on two or more tensors (each would need
 // broadcasting to f's shape first: a layout op Kiln does not have yet).
@@ -46,6 +48,20 @@ struct Sinker {
     out.name = g.name;
     out.assumptions = g.assumptions;
     out.checks = g.checks;
+  }
+
+  // Whether every use of old node `id` is work a kernel fuses (pointwise,
+  // reductions, row ops, a cat's pieces) or another layout op: a product
+  // (GEMM, attention) reads its operands from memory, where a view of the
+  // written result costs nothing (a transposed operand is a GEMM flag)
+  // and work redone through the view would be a copy in its layout.
+  bool fused_uses(NodeId id) const {
+    for (const Node &u : g.nodes)
+      if (llvm::is_contained(u.operands, id) && !is_pointwise(u.op) &&
+          !is_reduction(u.op) && !is_composite(u.op) && !is_view(u.op) &&
+          u.op != Op::Cat)
+        return false;
+    return true;
   }
 
   bool pointwise_tensor(NodeId id) const {
@@ -116,7 +132,7 @@ struct Sinker {
   // Layout op `n` of pointwise work on one tensor: the work on the layout
   // op of that tensor; -1 when `n` does not move.
   llvm::Expected<NodeId> sink(NodeId id, const Node &n) {
-    if (!moves(n.op) || llvm::is_contained(g.outputs, id))
+    if (!moves(n.op) || llvm::is_contained(g.outputs, id) || !fused_uses(id))
       return -1;
     NodeId base = map[n.operands[0]];
     if (!pointwise_tensor(base))

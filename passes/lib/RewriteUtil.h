@@ -2,6 +2,7 @@
 #pragma once
 
 #include <kiln/passes/ir.h>
+#include <kiln/passes/passes.h>
 
 #include "NumericUtil.h"
 
@@ -33,6 +34,18 @@ inline Graph finish(GraphBuilder &b, const Graph &old,
   for (NodeId o : old.outputs)
     b.output(map[o]);
   return b.take();
+}
+
+// Appends `n` to `out`, typed from its operands (which must be typed):
+// its id, or the error that they do not type.
+inline llvm::Expected<NodeId> append_typed(Graph &out, Node n) {
+  out.nodes.push_back(std::move(n));
+  NodeId id = NodeId(out.nodes.size() - 1);
+  llvm::Expected<Type> t = passes::infer_node_type(out, id);
+  if (!t)
+    return t.takeError();
+  out.nodes[id].type = *t;
+  return id;
 }
 
 inline bool is_constant(const Graph &g, NodeId id) {

@@ -79,15 +79,7 @@ struct Sinker {
     out.checks = g.checks;
   }
 
-  llvm::Expected<NodeId> emit(Node n) {
-    out.nodes.push_back(std::move(n));
-    NodeId id = NodeId(out.nodes.size() - 1);
-    llvm::Expected<Type> t = infer_node_type(out, id);
-    if (!t)
-      return t.takeError();
-    out.nodes[id].type = *t;
-    return id;
-  }
+  llvm::Expected<NodeId> emit(Node n) { return append_typed(out, std::move(n)); }
   NodeId constant(double v, DType dt, const Loc &loc) {
     Node c;
     c.op = Op::Constant;

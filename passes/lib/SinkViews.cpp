@@ -93,15 +93,7 @@ struct Sinker {
     return leaf;
   }
 
-  llvm::Expected<NodeId> emit(Node n) {
-    out.nodes.push_back(std::move(n));
-    NodeId id = NodeId(out.nodes.size() - 1);
-    llvm::Expected<Type> t = infer_node_type(out, id);
-    if (!t)
-      return t.takeError();
-    out.nodes[id].type = *t;
-    return id;
-  }
+  llvm::Expected<NodeId> emit(Node n) { return append_typed(out, std::move(n)); }
 
   // The pointwise work at `id` redone on `leaf'` in place of its tensor.
   llvm::Expected<NodeId> redo(NodeId id, NodeId viewed,

@@ -48,6 +48,16 @@ inline llvm::Expected<NodeId> append_typed(Graph &out, Node n) {
   return id;
 }
 
+// Appends `n` to `out` with its operands mapped through `map` (old id ->
+// new id), its type as it was: its new id.
+inline NodeId copy_node(Graph &out, const Node &n, llvm::ArrayRef<NodeId> map) {
+  Node c = n;
+  for (NodeId &o : c.operands)
+    o = map[o];
+  out.nodes.push_back(std::move(c));
+  return NodeId(out.nodes.size() - 1);
+}
+
 inline bool is_constant(const Graph &g, NodeId id) {
   return g.node(id).op == Op::Constant;
 }

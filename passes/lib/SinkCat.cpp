@@ -230,7 +230,7 @@ struct Sinker {
         map[id] = *r;
         continue;
       }
-      map[id] = copy_node_into(n);
+      map[id] = copy_node(out, n, map);
       if (n.op == Op::Cat)
         if (llvm::Error e = record_cat(id))
           return std::move(e);
@@ -240,13 +240,6 @@ struct Sinker {
     return std::move(out);
   }
 
-  NodeId copy_node_into(const Node &n) {
-    Node c = n;
-    for (NodeId &o : c.operands)
-      o = map[o];
-    out.nodes.push_back(std::move(c));
-    return NodeId(out.nodes.size() - 1);
-  }
 };
 
 } // namespace

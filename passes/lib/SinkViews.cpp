@@ -17,15 +17,17 @@
 // Not moved: a view the function returns (eager returns a view sharing
 // the pointwise result's storage, with its strides), a view a product
 // (GEMM, attention) reads (it reads from memory: the view of the written
-// result is free, a transposed operand a GEMM flag), expand (f would be computed once per copy of each element),
-// contiguous (f's result is contiguous already), part (sink-cat's), and a
-// view of pointwise work on two or more tensors (each would need
-// broadcasting to f's shape first: a layout op Kiln does not have yet).
+// result is free, a transposed operand a GEMM flag), expand (f would be
+// computed once per copy of each element), contiguous (f's result is
+// contiguous already), part (sink-cat's), and a view of pointwise work on
+// two or more tensors (each would need broadcasting to f's shape first: a
+// layout op Kiln does not have yet).
 #include <kiln/passes/passes.h>
 
 #include "RewriteUtil.h"
 
 #include <map>
+#include <set>
 
 namespace kiln::passes {
 
@@ -69,33 +71,25 @@ struct Sinker {
     return is_pointwise(n.op) && !n.type.scalar;
   }
 
-  // The one tensor the pointwise work at `id` (in `out`) reads, through
-  // pointwise tensor ops: -1 when it reads none or two.
-  NodeId only_tensor(NodeId id, std::map<NodeId, NodeId> &memo) const {
-    if (auto it = memo.find(id); it != memo.end())
-      return it->second;
-    NodeId leaf = -2; // none yet
+  // The tensors the pointwise work at `id` (in `out`) reads, through
+  // pointwise tensor ops (scalars aside).
+  void tensors_of(NodeId id, std::set<NodeId> &tensors,
+                  std::set<NodeId> &seen) const {
+    if (!seen.insert(id).second)
+      return;
     for (NodeId o : out.node(id).operands) {
-      const Node &on = out.node(o);
-      if (on.type.scalar)
+      if (out.node(o).type.scalar)
         continue;
-      NodeId l = pointwise_tensor(o) ? only_tensor(o, memo) : o;
-      if (l == -1 || (leaf >= 0 && l != leaf)) {
-        leaf = -1;
-        break;
-      }
-      if (l >= 0)
-        leaf = l;
+      if (pointwise_tensor(o))
+        tensors_of(o, tensors, seen);
+      else
+        tensors.insert(o);
     }
-    if (leaf == -2)
-      leaf = -1;
-    memo[id] = leaf;
-    return leaf;
   }
 
   llvm::Expected<NodeId> emit(Node n) { return append_typed(out, std::move(n)); }
 
-  // The pointwise work at `id` redone on `leaf'` in place of its tensor.
+  // The pointwise work at `id` redone on `viewed` in place of its tensor.
   llvm::Expected<NodeId> redo(NodeId id, NodeId viewed,
                               std::map<NodeId, NodeId> &done) {
     if (auto it = done.find(id); it != done.end())
@@ -129,10 +123,11 @@ struct Sinker {
     NodeId base = map[n.operands[0]];
     if (!pointwise_tensor(base))
       return -1;
-    std::map<NodeId, NodeId> memo;
-    NodeId leaf = only_tensor(base, memo);
-    if (leaf < 0)
+    std::set<NodeId> tensors, seen;
+    tensors_of(base, tensors, seen);
+    if (tensors.size() != 1)
       return -1;
+    const NodeId leaf = *tensors.begin();
     Node v = n;
     v.name.clear();
     v.op = n.op == Op::View ? Op::Reshape : n.op;
@@ -160,11 +155,7 @@ struct Sinker {
         map[id] = *s;
         continue;
       }
-      Node c = n;
-      for (NodeId &o : c.operands)
-        o = map[o];
-      out.nodes.push_back(std::move(c));
-      map[id] = NodeId(out.nodes.size() - 1);
+      map[id] = copy_node(out, n, map);
     }
     for (NodeId o : g.outputs)
       out.outputs.push_back(map[o]);

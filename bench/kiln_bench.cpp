@@ -265,6 +265,15 @@ int main(int argc, char **argv) {
           [&] { return softmax_composed(sx); }});
   run(o, {"logsumexp loss", s2, 4.0 * srows * scols, 0, 1e-5,
           [&] { return lse_loss(sx); }});
+  {
+    const int64_t B = o.quick ? 1 : 8, T = o.quick ? 16 : 1024, C = 4096, H = 32;
+    Tensor hx = kiln::randn({B, T, C}, kiln::f32, d), hb = kiln::randn({C}, kiln::f32, d);
+    char sh[64];
+    std::snprintf(sh, sizeof sh, "%lldx%lldx%lld f32, 32 heads", (long long)B,
+                  (long long)T, (long long)C);
+    run(o, {"bias, head split, softmax", sh, 8.0 * B * T * C, 0, 1e-5,
+            [&] { return bias_heads_softmax(hx, hb, H); }});
+  }
 
   const int64_t lrows = o.quick ? 64 : 16384, lcols = 4096;
   Tensor lx = kiln::randn({lrows, lcols}, kiln::f32, d);

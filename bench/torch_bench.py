@@ -89,6 +89,11 @@ def softmax_composed(x):
     return e / torch.sum(e, -1, keepdim=True)
 
 
+def bias_heads_softmax(x, b, H: int):
+    B, T, C = x.shape
+    return torch.softmax((x + b).view(B, T, H, -1).transpose(1, 2), -1)
+
+
 def lse_loss(x):
     return (torch.logsumexp(x, -1) - x.mean(-1)).mean()
 
@@ -389,6 +394,9 @@ def main():
     run("softmax", softmax_rows, (sx,), reps)
     run("softmax, composed", softmax_composed, (sx,), reps)
     run("logsumexp loss", lse_loss, (sx,), reps)
+    hx, hb = torch.randn(8, 1024, 4096, device=dev), torch.randn(4096, device=dev)
+    run("bias, head split, softmax", bias_heads_softmax, (hx, hb, 32), reps)
+    del hx
     T = 1024
     ms = torch.randn(8, 16, T, T, device=dev).bfloat16()
     causal = torch.ones(T, T, device=dev, dtype=torch.bool).tril()

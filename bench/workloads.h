@@ -96,6 +96,16 @@ using kiln::Tensor;
   return e / kiln::sum(e, -1, true);
 }
 
+// A per-channel bias, then a head split and a softmax over each head's
+// features: the view and the transpose move onto x and onto the bias
+// broadcast to x's shape (sink-views), so one row kernel reads x and b
+// through them; nothing is written before it.
+[[kiln::compile]] Tensor bias_heads_softmax(const Tensor &x, const Tensor &b,
+                                            int64_t H) {
+  const int64_t B = x.size(0), T = x.size(1);
+  return kiln::softmax((x + b).view({B, T, H, -1}).transpose(1, 2), -1);
+}
+
 // A loss over rows of logits (cross entropy against uniform targets): row
 // reductions, then the mean of the per-row values (two kernels).
 [[kiln::compile]] Tensor lse_loss(const Tensor &x) {

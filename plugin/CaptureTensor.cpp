@@ -816,6 +816,7 @@ std::optional<Value> Capturer::view_method(const CXXMemberCallExpr *c,
   case ViewKind::Contiguous:
     break;
   case ViewKind::Part: // the compiler's (sink-cat), not a Tensor method
+  case ViewKind::Broadcast: // the compiler's (sink-views)
     return std::nullopt;
   }
   if (!ok)

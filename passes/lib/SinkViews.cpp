@@ -1,17 +1,21 @@
-// sink-views: a layout op of pointwise work on one tensor moves onto that
-// tensor, so the work is index arithmetic of the kernel that reads the view
-// instead of a kernel of its own whose result the view reads (Inductor
+// sink-views: a layout op of pointwise work moves onto the tensors the
+// work reads, so the work is index arithmetic of the kernel that reads the
+// view instead of a kernel of its own whose result the view reads (Inductor
 // inlines pointwise nodes through views the same way).
 //
-//   v = view(f(x, s))   ->   v = f(view(x), s)
+//   v = view(f(x, s))      ->   v = f(view(x), s)
+//   v = view(f(x, y, s))   ->   v = f(view(broadcast(x, y)), view(broadcast(y, x)), s)
 //
-// f: pointwise ops whose only tensor operand (through each other) is x;
-// s: scalars (host scalars, weak constants). Pointwise work on one tensor
-// has that tensor's shape, so the layout op maps the elements of f's result
-// exactly as it maps x's: the same value at every index. A strict `view`
-// becomes `reshape` on x (x may be an argument laid out so that no view
-// gives the shape: reshape copies it then, where f's fresh result never
-// needs one; both raise on a shape of another element count).
+// f: pointwise ops (through each other) whose tensor operands are x, y, ...
+// (arguments, views, what reductions and products compute); s: scalars
+// (host scalars, weak constants). f's result has the shape its tensors
+// broadcast to, so a tensor of another shape is first expanded to that
+// shape (`broadcast`, a layout op of the compiler's, kiln/ops.def) and the
+// layout op then maps its elements exactly as it maps f's result's: the
+// same value at every index. A strict `view` becomes `reshape` on the
+// tensors (an argument, or an expanded tensor, may be laid out so that no
+// view gives the shape: reshape copies it then, where f's fresh result
+// never needs one; both raise on a shape of another element count).
 //
 // Moved: view, reshape, transpose, permute, unsqueeze, squeeze, slice.
 // Not moved: a view the function returns (eager returns a view sharing
@@ -19,9 +23,7 @@
 // (GEMM, attention) reads (it reads from memory: the view of the written
 // result is free, a transposed operand a GEMM flag), expand (f would be
 // computed once per copy of each element), contiguous (f's result is
-// contiguous already), part (sink-cat's), and a view of pointwise work on
-// two or more tensors (each would need broadcasting to f's shape first: a
-// layout op Kiln does not have yet).
+// contiguous already) and part (sink-cat's).
 #include <kiln/passes/passes.h>
 
 #include "RewriteUtil.h"
@@ -72,7 +74,7 @@ struct Sinker {
   }
 
   // The tensors the pointwise work at `id` (in `out`) reads, through
-  // pointwise tensor ops (scalars aside).
+  // pointwise tensor ops (scalars aside), by id.
   void tensors_of(NodeId id, std::set<NodeId> &tensors,
                   std::set<NodeId> &seen) const {
     if (!seen.insert(id).second)
@@ -89,8 +91,8 @@ struct Sinker {
 
   llvm::Expected<NodeId> emit(Node n) { return append_typed(out, std::move(n)); }
 
-  // The pointwise work at `id` redone on `viewed` in place of its tensor.
-  llvm::Expected<NodeId> redo(NodeId id, NodeId viewed,
+  // The pointwise work at `id` redone on the views of its tensors.
+  llvm::Expected<NodeId> redo(NodeId id, const std::map<NodeId, NodeId> &viewed,
                               std::map<NodeId, NodeId> &done) {
     if (auto it = done.find(id); it != done.end())
       return it->second;
@@ -99,8 +101,8 @@ struct Sinker {
     for (NodeId &o : c.operands) {
       if (out.node(o).type.scalar)
         continue;
-      if (!pointwise_tensor(o)) { // the tensor
-        o = viewed;
+      if (!pointwise_tensor(o)) { // a tensor it reads
+        o = viewed.at(o);
         continue;
       }
       llvm::Expected<NodeId> r = redo(o, viewed, done);
@@ -115,8 +117,26 @@ struct Sinker {
     return *r;
   }
 
-  // Layout op `n` of pointwise work on one tensor: the work on the layout
-  // op of that tensor; -1 when `n` does not move.
+  // Tensor `x` of the work at `base`, expanded to the work's shape: itself
+  // when it has that shape already (the same dims, symbols included).
+  llvm::Expected<NodeId> broadcast_to_work(NodeId x, NodeId base,
+                                           const std::set<NodeId> &tensors,
+                                           const Loc &loc) {
+    const Shape &s = out.node(x).type.shape;
+    if (tensors.size() == 1 || (s.ranked && s == out.node(base).type.shape))
+      return x;
+    Node b;
+    b.op = Op::Broadcast;
+    b.operands = {x};
+    for (NodeId o : tensors)
+      if (o != x)
+        b.operands.push_back(o);
+    b.loc = loc;
+    return emit(std::move(b));
+  }
+
+  // Layout op `n` of pointwise work: the work on the layout op of each
+  // tensor it reads; -1 when `n` does not move.
   llvm::Expected<NodeId> sink(NodeId id, const Node &n) {
     if (!moves(n.op) || llvm::is_contained(g.outputs, id) || !fused_uses(id))
       return -1;
@@ -125,20 +145,26 @@ struct Sinker {
       return -1;
     std::set<NodeId> tensors, seen;
     tensors_of(base, tensors, seen);
-    if (tensors.size() != 1)
+    if (tensors.empty())
       return -1;
-    const NodeId leaf = *tensors.begin();
-    Node v = n;
-    v.name.clear();
-    v.op = n.op == Op::View ? Op::Reshape : n.op;
-    for (NodeId &o : v.operands)
-      o = map[o];
-    v.operands[0] = leaf;
-    llvm::Expected<NodeId> viewed = emit(std::move(v));
-    if (!viewed)
-      return viewed.takeError();
+    std::map<NodeId, NodeId> viewed;
+    for (NodeId t : tensors) {
+      llvm::Expected<NodeId> x = broadcast_to_work(t, base, tensors, n.loc);
+      if (!x)
+        return x.takeError();
+      Node v = n;
+      v.name.clear();
+      v.op = n.op == Op::View ? Op::Reshape : n.op;
+      for (NodeId &o : v.operands)
+        o = map[o];
+      v.operands[0] = *x;
+      llvm::Expected<NodeId> e = emit(std::move(v));
+      if (!e)
+        return e.takeError();
+      viewed[t] = *e;
+    }
     std::map<NodeId, NodeId> done;
-    llvm::Expected<NodeId> r = redo(base, *viewed, done);
+    llvm::Expected<NodeId> r = redo(base, viewed, done);
     if (!r)
       return r.takeError();
     out.nodes[*r].name = n.name;

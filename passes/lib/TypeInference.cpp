@@ -454,6 +454,21 @@ llvm::Expected<Type> infer_view(const Graph &g, const Node &n, Fail fail) {
   const Type &x = g.node(n.operands[0]).type;
   if (x.scalar)
     return fail(op + " needs a tensor, not a weak scalar");
+  if (view_kind(n.op) == ViewKind::Broadcast) {
+    // x expanded to the shape it and the other tensors broadcast to.
+    Shape shape = x.shape;
+    for (NodeId o : llvm::ArrayRef<NodeId>(n.operands).drop_front()) {
+      const Type &t = g.node(o).type;
+      if (t.scalar)
+        return fail(op + " takes tensors, not " + to_string(t));
+      std::optional<Shape> b = broadcast(shape, t.shape, nullptr);
+      if (!b)
+        return fail("shapes " + to_string(shape) + " and " +
+                    to_string(t.shape) + " do not broadcast");
+      shape = std::move(*b);
+    }
+    return Type::tensor(x.dtype, shape);
+  }
   llvm::SmallVector<std::optional<int64_t>, 8> args;
   for (NodeId a : llvm::ArrayRef<NodeId>(n.operands).drop_front()) {
     const Node &an = g.node(a);
@@ -531,6 +546,8 @@ llvm::Expected<Type> infer_view(const Graph &g, const Node &n, Fail fail) {
       out.erase(out.begin() + *d);
     break;
   }
+  case ViewKind::Broadcast: // above
+    return unknown;
   case ViewKind::Part: {
     // Known when the tensor is broadcast along d or the length is known.
     const int64_t d = *args[0];

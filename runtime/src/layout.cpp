@@ -197,6 +197,7 @@ Layout view_layout(ViewKind kind, const Layout &in,
     out.offset = in.offset + start * in.strides[i];
     return out;
   }
+  case ViewKind::Broadcast: // the shape the host computed (ops.def)
   case ViewKind::Expand: {
     Dims shape = dims_of(args);
     int r = shape.rank(), lead = r - rank;

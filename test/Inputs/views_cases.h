@@ -43,10 +43,32 @@ COMPILE Tensor scale_rows(const Tensor &x, const Tensor &g) {
   return x * (g / double(x.size(0))).unsqueeze(-1);
 }
 
-// A view of work on two tensors: written by a kernel, read through the
-// transpose by the next (the view would need both broadcast first).
+// A view of work on two tensors of one shape: the transpose moves onto
+// each (sink-views), one kernel reads both through it.
 COMPILE Tensor two_then_transpose(const Tensor &x, const Tensor &y) {
   return kiln::tanh((x * y).transpose(0, 1));
+}
+
+// A bias added before a head split, as a projection's epilogue written by
+// hand: the bias is broadcast to x's shape first (a stride-0 view), then
+// both go through the view and the transpose; the row kernel reads them.
+COMPILE Tensor bias_heads(const Tensor &x, const Tensor &b, int64_t H) {
+  const int64_t B = x.size(0), T = x.size(1);
+  Tensor q = (x + b).view({B, T, H, -1}).transpose(1, 2);
+  return kiln::softmax(q, -1);
+}
+
+// An outer sum, transposed: neither tensor has the work's shape, both are
+// broadcast to it; one reduction kernel.
+COMPILE Tensor outer_then_transpose(const Tensor &col, const Tensor &row) {
+  return kiln::sum(kiln::exp((col + row).transpose(0, 1)), -1);
+}
+
+// A flattening view of work whose bias is broadcast: the broadcast bias
+// has no strides that give one dim, so reshape copies it (one copy
+// kernel, as eager's flatten of the written sum is one kernel more).
+COMPILE Tensor flatten_biased(const Tensor &x, const Tensor &b) {
+  return kiln::relu((x * b).view({-1}));
 }
 
 // SwiGLU over the two halves of the last dim: two slices of x, one kernel.
@@ -115,6 +137,9 @@ inline int run_views(kiln::Device dev) {
           ref([&] { return V{cpu(head_softmax(f64(x), 4))}; }));
     check("scaled_heads", dt, [&] { return V{scaled_heads(x, 4, 0.25)}; }, 1, 0,
           k(1), ref([&] { return V{cpu(scaled_heads(f64(x), 4, 0.25))}; }));
+    Tensor hb = input({64}, dt, 14);
+    check("bias_heads", dt, [&] { return V{bias_heads(x, hb, 4)}; }, 1, 0, k(1),
+          ref([&] { return V{cpu(bias_heads(f64(x), f64(hb), 4))}; }));
     for (kiln::Dims mn : {kiln::Dims{33, 17}, kiln::Dims{64, 700}}) {
       const std::string at =
           " [" + std::to_string(mn[0]) + ", " + std::to_string(mn[1]) + "]";
@@ -125,10 +150,16 @@ inline int run_views(kiln::Device dev) {
       check("scale_rows" + at, dt, [&] { return V{scale_rows(m, g0)}; }, 1, 0,
             k(1), ref([&] { return V{cpu(scale_rows(f64(m), f64(g0)))}; }));
       check("two_then_transpose" + at, dt,
-            [&] { return V{two_then_transpose(m, y)}; }, 1, 0, k(2), ref([&] {
+            [&] { return V{two_then_transpose(m, y)}; }, 1, 0, k(1), ref([&] {
               return V{cpu(two_then_transpose(f64(m), f64(y)))};
             }));
       Tensor b = input({mn[1]}, dt, 3);
+      Tensor col = input({mn[0], 1}, dt, 13);
+      check("outer_then_transpose" + at, dt,
+            [&] { return V{outer_then_transpose(col, b)}; }, 1, 0, k(1),
+            ref([&] { return V{cpu(outer_then_transpose(f64(col), f64(b)))}; }));
+      check("flatten_biased" + at, dt, [&] { return V{flatten_biased(m, b)}; },
+            1, 0, k(2), ref([&] { return V{cpu(flatten_biased(f64(m), f64(b)))}; }));
       check("add_expanded" + at, dt, [&] { return V{add_expanded(m, b)}; }, 1, 0,
             k(1), ref([&] { return V{cpu(add_expanded(f64(m), f64(b)))}; }));
       check("views_out" + at, dt,

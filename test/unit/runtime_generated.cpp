@@ -240,6 +240,31 @@ TEST(GeneratedEmptyOrdered, FollowsTheFirstFittingLayout) {
   EXPECT_EQ(gen::empty_ordered({1, 4, 1, 3}, DType::f32, cpu, {ones}).strides()[1], 1);
 }
 
+// broadcast (the compiler's, sink-views): a tensor expanded to the shape
+// it and the others broadcast to; shapes that do not broadcast fail the
+// layout check (the original body then runs, and raises).
+TEST(GeneratedViewLayout, BroadcastView) {
+  Tensor b = empty({8}), x = empty({4, 8}), c = empty({4, 1}), y = empty({3, 8});
+  Layout out;
+  ASSERT_TRUE(gen::view_layout(ViewKind::Broadcast, b.layout(),
+                               gen::broadcast_of({&b.sizes(), &x.sizes()}), out));
+  EXPECT_EQ(out.sizes, (Dims{4, 8}));
+  EXPECT_EQ(out.strides, (Dims{0, 1}));
+  ASSERT_TRUE(gen::view_layout(ViewKind::Broadcast, c.layout(),
+                               gen::broadcast_of({&c.sizes(), &b.sizes()}), out));
+  EXPECT_EQ(out.sizes, (Dims{4, 8}));
+  EXPECT_EQ(out.strides, (Dims{1, 0}));
+  // The tensor of the work's shape: itself.
+  ASSERT_TRUE(gen::view_layout(ViewKind::Broadcast, x.layout(),
+                               gen::broadcast_of({&x.sizes(), &b.sizes()}), out));
+  EXPECT_EQ(out.strides, x.strides());
+  EXPECT_FALSE(gen::view_layout(ViewKind::Broadcast, x.layout(),
+                                gen::broadcast_of({&x.sizes(), &y.sizes()}), out));
+  Tensor v = gen::view(ViewKind::Broadcast, b, gen::broadcast_of({&b.sizes(), &x.sizes()}));
+  EXPECT_EQ(v.sizes(), (Dims{4, 8}));
+  EXPECT_EQ(v.storage(), b.storage());
+}
+
 TEST(GeneratedViewLayout, AgreesWithTheTensorMethods) {
   std::mt19937 rng(11);
   auto pick = [&](int64_t lo, int64_t hi) {
@@ -283,6 +308,7 @@ TEST(GeneratedViewLayout, AgreesWithTheTensorMethods) {
     case ViewKind::Contiguous:
       break;
     case ViewKind::Part: // the compiler's, no method: not picked
+    case ViewKind::Broadcast: // the compiler's too (BroadcastView below)
       break;
     }
     // The generated code passes the arguments as a braced list.

@@ -194,6 +194,14 @@ FunctionCode eager_function(const FunctionSpec &spec) {
       os << "});\n";
       continue;
     }
+    if (n.op == Op::Broadcast) { // the compiler's: expand to the shape
+      os << "kiln::gen::view(kiln::ViewKind::Broadcast, " << a(0)
+         << ", kiln::gen::broadcast_of({";
+      for (size_t k = 0; k < n.operands.size(); ++k)
+        os << (k ? ", " : "") << "&" << a(k) << ".sizes()";
+      os << "}));\n";
+      continue;
+    }
     if (ir::is_view(n.op)) { // the method, through its ViewKind
       os << a(0) << ".apply_view(kiln::ViewKind::" << info.enum_name
          << ", std::vector<int64_t>{";

@@ -111,6 +111,13 @@ struct Host {
   Expr layout_of(NodeId id) const { return nm("L" + std::to_string(id)); }
   // The integer arguments of view node id, as the host has them.
   Expr view_args(NodeId id) const {
+    if (ir::view_kind(g.node(id).op) == ViewKind::Broadcast) {
+      // The shape its tensors broadcast to (kiln::gen::broadcast_of).
+      std::vector<Expr> shapes;
+      for (NodeId a : g.node(id).operands)
+        shapes.push_back(addr(sizes_of(a)));
+      return call("kiln::gen::broadcast_of", {braces(std::move(shapes))});
+    }
     std::vector<Expr> es;
     for (NodeId a : llvm::ArrayRef<NodeId>(g.node(id).operands).drop_front()) {
       const ir::Node &an = g.node(a);
@@ -129,8 +136,10 @@ struct Host {
   // value of a kernel before `upto`, in order.
   template <class F> void views_ready(int upto, std::vector<bool> &done, F f) {
     for (NodeId id = 0; id < NodeId(g.nodes.size()); ++id) {
+      const NodeId x = g.node(id).operands.empty() ? -1 : g.node(id).operands[0];
       if (!ir::is_view(g.node(id).op) || done[id] ||
-          writer_of(base_of(id)) >= upto || !scalars_ready(id, upto))
+          writer_of(base_of(id)) >= upto || !scalars_ready(id, upto) ||
+          (ir::is_view(g.node(x).op) && !done[x])) // a view of a view: after it
         continue;
       done[id] = true;
       f(id, g.node(id));
@@ -156,9 +165,17 @@ struct Host {
   // read are known once kernels before `upto` have their spaces: an
   // argument's, a laid-out view's, an earlier kernel's output's.
   bool scalars_ready(NodeId id, int upto) const {
+    const bool like = ir::is_view(g.node(id).op) &&
+                      ir::view_kind(g.node(id).op) == ViewKind::Broadcast;
     for (NodeId o : llvm::ArrayRef<NodeId>(g.node(id).operands)
                         .drop_front(ir::is_view(g.node(id).op) ? 1 : 0)) {
       const ir::Node &on = g.node(o);
+      if (like) { // a tensor whose shape it reads
+        if (ir::is_view(on.op) ? !laid_out[o]
+                               : on.op != Op::Input && writer_of(o) >= upto)
+          return false;
+        continue;
+      }
       if (on.op == Op::Size) {
         NodeId x = on.operands[0];
         if (ir::is_view(g.node(x).op) ? !laid_out[x]
@@ -195,8 +212,9 @@ struct Host {
   // runs the original body instead.
   void view_layouts(int upto) {
     views_ready(upto, laid_out, [&](NodeId id, const ir::Node &n) {
-      for (NodeId a : llvm::ArrayRef<NodeId>(n.operands).drop_front())
-        compute_scalar(a);
+      if (ir::view_kind(n.op) != ViewKind::Broadcast) // else tensors
+        for (NodeId a : llvm::ArrayRef<NodeId>(n.operands).drop_front())
+          compute_scalar(a);
       NodeId x = n.operands[0];
       Expr in = g.node(x).op == Op::Input ? method(arg_of(g, x), "layout")
                 : ir::is_view(g.node(x).op)

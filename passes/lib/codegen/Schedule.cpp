@@ -509,8 +509,17 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       NodeId x = n.operands[0];
       write_first(x);
       after[id] = ir::is_view(g.node(x).op) ? after[x] : home[x];
-      for (NodeId o : llvm::ArrayRef<NodeId>(n.operands).drop_front())
-        after[id] = std::max(after[id], after[o]); // sizes its shape reads
+      for (NodeId o : llvm::ArrayRef<NodeId>(n.operands).drop_front()) {
+        // sizes its shape reads; broadcast's tensors: their shapes, known
+        // once the group writing each has its space
+        const ir::Node &on = g.node(o);
+        if (!on.type.scalar && !ir::is_view(on.op) && on.op != Op::Input) {
+          write_first(o);
+          after[id] = std::max(after[id], home[o]);
+        } else {
+          after[id] = std::max(after[id], after[o]);
+        }
+      }
       role[id] = Role::Full;
       break;
     }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <kiln/kernel_abi.h>
+#include <kiln/rt.h>
 #include <kiln/tensor.h>
 
 #include <algorithm>
@@ -109,6 +110,31 @@ inline Layout dense_layout(const Dims &sizes) {
 inline Tensor view(ViewKind kind, const Tensor &t,
                    std::initializer_list<int64_t> args) {
   return t.apply_view(kind, {args.begin(), args.size()});
+}
+// `broadcast` (ops.def): the shape its tensors broadcast to, as its
+// integer arguments (an empty span where they do not broadcast: the
+// layout check then fails, and the original body runs and raises).
+inline std::vector<int64_t>
+broadcast_of(std::initializer_list<const Dims *> shapes) {
+  Dims out;
+  if (!rt::broadcast_shapes(shapes, out))
+    return {};
+  return {out.begin(), out.end()};
+}
+inline bool view_layout(ViewKind kind, const Layout &in,
+                        const std::vector<int64_t> &args, Layout &out) {
+  if (kind == ViewKind::Broadcast && args.empty() && in.sizes.rank() > 0)
+    return false;
+  try {
+    out = kiln::view_layout(kind, in, {args.data(), args.size()});
+    return true;
+  } catch (const Error &) {
+    return false;
+  }
+}
+inline Tensor view(ViewKind kind, const Tensor &t,
+                   const std::vector<int64_t> &args) {
+  return t.apply_view(kind, {args.data(), args.size()});
 }
 
 // p is a multiple of `bytes` (a power of two).

@@ -36,19 +36,34 @@ const Stmt *Capturer::body_of(const FunctionDecl *fn) const {
 
 // <cmath>'s functions that are ops of the table with the same result on
 // doubles (kiln::scalar's formulas call them): std::sqrt(x), ::exp(x), ...
-std::optional<ir::Op> Capturer::host_math_op(const FunctionDecl *callee) {
+// std::round is trunc and a step (host_math).
+// A function of <cmath>: std::name, or C's ::name.
+static bool is_math_function(const FunctionDecl *callee) {
   if (!callee->getIdentifier())
-    return std::nullopt;
+    return false;
   const DeclContext *dc = callee->getDeclContext()->getRedeclContext();
-  if (!callee->isInStdNamespace() &&
-      !(dc->isTranslationUnit() && callee->isExternC()))
+  return callee->isInStdNamespace() ||
+         (dc->isTranslationUnit() && callee->isExternC());
+}
+
+// std::round and C's round, roundf: halves away from zero.
+static bool is_round_away(const FunctionDecl *callee) {
+  return is_math_function(callee) &&
+         (callee->getName() == "round" || callee->getName() == "roundf");
+}
+
+std::optional<ir::Op> Capturer::host_math_op(const FunctionDecl *callee) {
+  if (!is_math_function(callee))
     return std::nullopt;
+  if (is_round_away(callee))
+    return ir::Op::Trunc; // and a step away from zero (host_math)
   static const std::pair<llvm::StringLiteral, ir::Op> kMath[] = {
       {"sqrt", ir::Op::Sqrt}, {"exp", ir::Op::Exp},   {"log", ir::Op::Log},
       {"sin", ir::Op::Sin},   {"cos", ir::Op::Cos},   {"tan", ir::Op::Tan},
       {"tanh", ir::Op::Tanh}, {"erf", ir::Op::Erf},   {"pow", ir::Op::Pow},
       {"fabs", ir::Op::Abs},  {"abs", ir::Op::Abs},   {"floor", ir::Op::Floor},
       {"ceil", ir::Op::Ceil}, {"trunc", ir::Op::Trunc},
+      {"fmod", ir::Op::Fmod}, {"atan2", ir::Op::Atan2},
       // Halves to even in the default rounding mode, as kiln::round; not
       // std::round, which rounds them away from zero.
       {"rint", ir::Op::Round}, {"nearbyint", ir::Op::Round}};
@@ -113,6 +128,25 @@ std::optional<Value> Capturer::host_math(const CallExpr *c,
   Value r;
   r.kind = Value::Scalar;
   r.node = add_op(op, ids, c->getExprLoc());
+  if (is_round_away(callee)) {
+    // t = trunc(x); x - t is exact, so t + 1 where it is at least 0.5,
+    // t - 1 where it is at most -0.5 (NaN and infinities stay t).
+    const SourceLocation at = c->getExprLoc();
+    auto k = [&](double v) {
+      ir::NodeId n = st.b.constant(v, DType::f64, loc(at));
+      st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+      return n;
+    };
+    const ir::NodeId t = r.node;
+    const ir::NodeId d = add_op(ir::Op::Sub, {ids[0], t}, at);
+    const ir::NodeId up = add_op(ir::Op::Ge, {d, k(0.5)}, at);
+    const ir::NodeId down = add_op(ir::Op::Le, {d, k(-0.5)}, at);
+    const ir::NodeId below =
+        add_op(ir::Op::Where, {down, add_op(ir::Op::Sub, {t, k(1.0)}, at), t},
+               at);
+    r.node = add_op(ir::Op::Where,
+                    {up, add_op(ir::Op::Add, {t, k(1.0)}, at), below}, at);
+  }
   if (is_float)
     r.node = add_cast(r.node, DType::f32, c->getExprLoc());
   r.type = rt;

@@ -79,6 +79,14 @@ COMPILE Tensor rounding(const Tensor &x, double t, float f, int64_t n) {
              std::floor(n);
   return x * a;
 }
+// std::round (halves away from zero, unlike rint), fmod and atan2 of
+// host values, of doubles and floats.
+COMPILE Tensor round_away(const Tensor &x, double t, float f) {
+  double a = std::round(t) + 2 * roundf(f) + 4 * std::round(-t * 2.0) +
+             8 * std::fmod(t, 0.75) + std::atan2(t, -2.0) + fmodf(f, 1.5f) +
+             std::atan2(f, 0.5f);
+  return x * a;
+}
 
 // size(d) of tensors the function computes: the host reads it from the
 // shape it computed for the kernel writing the tensor (a reduction's, a
@@ -151,6 +159,9 @@ inline int run_host_scalars(kiln::Device dev) {
       check("rounding", dt,
             [&] { return V{rounding(x, t, float(t) * 3.0f, int64_t(t * 10))}; }, 1, 0,
             k(1));
+    for (double t : {1.5, 2.5, -0.5, 0.1, -3.7, 0.49999999999999994, -2.5, 0.25})
+      check("round_away", dt,
+            [&] { return V{round_away(x, t, float(t) * 3.0f)}; }, 1, 0, k(1));
     for (float t : {1.0f, 0.1f, 3.0f})
       check("float_steps", dt,
             [&] { return V{float_steps(x, t, (int64_t(1) << 24) + 1)}; }, 1, 0,

@@ -67,7 +67,11 @@ COMPOUND = {name: op + "=" for name, op in OPERATORS.items()
 # after every op by eager, lands on either side of an integer: a difference
 # the value comparison cannot tell from a bug. test/unit checks them in
 # every dtype against float64, test/Inputs/rounding_cases.h compiled.
-ROUNDING = {"floor", "ceil", "trunc", "round"}
+# fmod jumps by its divisor the same way, and atan2 by 2 pi where y crosses
+# zero with x < 0 (its branch cut: a tiny negative y that eager's f16
+# rounds to -0 or 0 gives -pi or pi); rounding_cases.h and the unit tests
+# check both.
+ROUNDING = {"floor", "ceil", "trunc", "round", "fmod", "atan2"}
 SPELLING = {"gelu_tanh": ("gelu", ['"tanh"'])}
 # Composite ops: how each is called. A composite of ops.def missing here is
 # reported and not fuzzed.

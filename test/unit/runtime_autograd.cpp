@@ -116,6 +116,9 @@ TEST_P(Autograd, EveryPointwiseOp) {
       lo = 0.3, hi = 2.0;
     if (name == "tan")
       lo = -1.0, hi = 1.0;
+    // fmod: a / b between 1 and 2 (away from the jumps, trunc(a / b) = 1).
+    if (name == "fmod")
+      lo = 1.3, hi = 1.9, gap = 0;
     Input a = in({3, 4}, lo, hi, gap, 11 + i);
     if (name == "where") {
       Input b = in({3, 4}, -1, 1, 0, 3), c = in({4}, -1, 1, 0, 4);
@@ -164,6 +167,8 @@ TEST_P(Autograd, EveryPointwiseOp) {
       Input b = in({4}, lo, hi, gap, 91 + i);
       if (name == "pow")
         b = in({4}, 0.5, 2.5, 0, 91 + i);
+      if (name == "fmod")
+        b = in({4}, 1.0, 1.25, 0, 91 + i);
       gradcheck(
           [&](const std::vector<Tensor> &x) {
             return pointwise(op, {x[0], x[1]});
@@ -178,7 +183,10 @@ TEST_P(Autograd, EveryPointwiseOp) {
           [&](const std::vector<Tensor> &x) {
             return pointwise(op, {0.75, x[0]});
           },
-          {name == "pow" ? a : in({3, 4}, 0.3, 2.0, 0.1, 5)}, dev(),
+          {name == "pow"    ? a
+           : name == "fmod" ? in({3, 4}, 0.4, 0.7, 0, 5)
+                            : in({3, 4}, 0.3, 2.0, 0.1, 5)},
+          dev(),
           name + " of a number");
     }
     ++checked;

@@ -102,6 +102,11 @@ inline double reference(kiln::OpId op, double a, double b, double c,
       return b == 0 ? 0.0 : std::trunc(a / b);
     return std::trunc(compute == kiln::DType::f64 ? a / b
                                                   : double(float(a / b)));
+  case OpId::Fmod:
+    if (integral)
+      return b == 0 ? 0.0 : std::fmod(a, b);
+    return std::fmod(a, b);
+  case OpId::Atan2: return std::atan2(a, b);
   case OpId::Neg: return -a;
   case OpId::Abs: return std::fabs(a);
   case OpId::Floor: return std::floor(a);
@@ -151,7 +156,7 @@ inline bool is_exact_op(kiln::OpId op) {
   case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div:
   case OpId::Neg: case OpId::Abs: case OpId::Maximum: case OpId::Minimum:
   case OpId::Floor: case OpId::Ceil: case OpId::Trunc: case OpId::Round:
-  case OpId::Sqrt: case OpId::Reciprocal: case OpId::Relu: case OpId::Clamp:
+  case OpId::Fmod: case OpId::Sqrt: case OpId::Reciprocal: case OpId::Relu: case OpId::Clamp:
   case OpId::Gt: case OpId::Lt: case OpId::Ge: case OpId::Le: case OpId::Eq:
   case OpId::Ne: case OpId::Where:
     return true;

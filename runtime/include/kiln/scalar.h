@@ -249,6 +249,24 @@ template <class I> KILN_HD inline I trunc_div(I a, I b) {
   }
 }
 
+// fmod: the remainder with a's sign. Integers: C++'s `%`, with 0 for a
+// zero divisor and the most negative value % -1 giving 0, where C++ is
+// undefined.
+KILN_HD inline float fmod(float a, float b) { return ::fmodf(a, b); }
+KILN_HD inline double fmod(double a, double b) { return ::fmod(a, b); }
+template <class I> KILN_HD inline I fmod(I a, I b) {
+  if constexpr (sizeof(I) == 1) {
+    return a; // bool: never called (NO_B8)
+  } else {
+    if (b == 0 || b == I(-1))
+      return I(0);
+    return a % b;
+  }
+}
+
+KILN_HD inline float atan2(float a, float b) { return ::atan2f(a, b); }
+KILN_HD inline double atan2(double a, double b) { return ::atan2(a, b); }
+
 // NaN-propagating max/min (torch.maximum / torch.minimum).
 template <class T> KILN_HD inline T maximum(T a, T b) { return (a != a || a > b) ? a : b; }
 template <class T> KILN_HD inline T minimum(T a, T b) { return (a != a || a < b) ? a : b; }

@@ -144,6 +144,7 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
     copts.dtypes = req.opts.dtypes;
   copts.unsafe_math = req.opts.unsafe_math;
   copts.cuda_graphs = req.opts.cuda_graphs;
+  copts.autotune = req.opts.autotune;
   copts.backward = req.opts.backward;
   copts.backward_args = req.opts.backward_args;
   copts.cuda = req.cuda;

@@ -227,7 +227,10 @@ json explain_json(const DumpedFunction &f) {
                                              ? codegen::Options().dtypes
                                              : o.dtypes)},
                   {"unsafe_math", o.unsafe_math},
-                  {"mode", o.cuda_graphs ? "reduce-overhead" : "default"},
+                  {"mode", o.autotune ? (o.cuda_graphs ? "max-autotune"
+                                                       : "max-autotune-no-cudagraphs")
+                           : o.cuda_graphs ? "reduce-overhead"
+                                           : "default"},
                   {"backward", o.backward ? "compiled" : "eager"},
                   {"cuda", f.cuda}};
 

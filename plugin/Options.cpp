@@ -105,15 +105,19 @@ std::string parse_compile_option(llvm::StringRef option,
       return "unknown kiln::compile backend '" + backend.str() +
              "' (expected 'eager' or 'kiln')";
   } else if (option.starts_with("mode=")) {
-    // torch.compile's modes: "default", and "reduce-overhead" (CUDA graphs).
+    // torch.compile's modes: "default", "reduce-overhead" (CUDA graphs),
+    // "max-autotune" (GEMM algorithms timed, and CUDA graphs) and
+    // "max-autotune-no-cudagraphs".
     llvm::StringRef mode = option.drop_front(5);
-    if (mode == "reduce-overhead")
-      opts.cuda_graphs = true;
-    else if (mode == "default")
-      opts.cuda_graphs = false;
-    else
+    if (mode == "reduce-overhead" || mode == "default" ||
+        mode == "max-autotune" || mode == "max-autotune-no-cudagraphs") {
+      opts.cuda_graphs = mode == "reduce-overhead" || mode == "max-autotune";
+      opts.autotune = mode.starts_with("max-autotune");
+    } else {
       return "unknown kiln::compile mode '" + mode.str() +
-             "' (expected 'default' or 'reduce-overhead')";
+             "' (expected 'default', 'reduce-overhead', 'max-autotune' or "
+             "'max-autotune-no-cudagraphs')";
+    }
   } else if (option.starts_with("dtypes=")) {
     llvm::SmallVector<llvm::StringRef, 4> names;
     option.drop_front(7).split(names, ',');
@@ -131,7 +135,9 @@ std::string parse_compile_option(llvm::StringRef option,
   } else {
     return "unknown kiln::compile option '" + option.str() +
            "' (expected fullgraph, disable, backend=eager, dtypes=<list>, "
-           "mode=reduce-overhead, unsafe-math, backward, backward=<arguments>)";
+           "mode=<default|reduce-overhead|max-autotune|"
+           "max-autotune-no-cudagraphs>, unsafe-math, backward, "
+           "backward=<arguments>)";
   }
   return "";
 }

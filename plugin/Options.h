@@ -56,7 +56,8 @@ struct CompileOptions {
   bool disable = false;     // leave the function alone, silently
   bool eager_backend = false; // "backend=eager": keep the eager body
   bool unsafe_math = false;
-  bool cuda_graphs = false; // "mode=reduce-overhead"
+  bool cuda_graphs = false; // "mode=reduce-overhead" or "mode=max-autotune"
+  bool autotune = false; // "mode=max-autotune[-no-cudagraphs]": GEMMs timed
   bool backward = false;    // "backward": compile the backward too
   std::vector<std::string> backward_args; // "backward=x,w": of these only
   std::vector<DType> dtypes; // empty: codegen's default set

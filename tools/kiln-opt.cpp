@@ -67,6 +67,12 @@ cl::opt<bool> cuda_graphs(
     cl::desc("Generate entries that replay as CUDA graphs "
              "(mode=reduce-overhead)"),
     cl::cat(category));
+cl::opt<bool> autotune(
+    "autotune",
+    cl::desc("Generate entries whose GEMMs are autotuned "
+             "(mode=max-autotune-no-cudagraphs; with --cuda-graphs, "
+             "mode=max-autotune)"),
+    cl::cat(category));
 enum class Emit { Kir, Dot, Plan, Lowered, Cuda, Host };
 cl::opt<Emit> emit(
     "emit", cl::desc("Output format"), cl::init(Emit::Kir),
@@ -166,6 +172,7 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
   opts.unsafe_math = unsafe_math;
   opts.cuda = !no_cuda;
   opts.cuda_graphs = cuda_graphs;
+  opts.autotune = autotune;
   opts.backward = backward || !backward_args.empty();
   opts.backward_args.assign(backward_args.begin(), backward_args.end());
   if (!dtypes.empty()) {

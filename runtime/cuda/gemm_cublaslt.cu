@@ -15,7 +15,9 @@
 // cached block, no cudaMalloc, and it is counted like any other memory.
 // Per (device, shape, dtypes, layouts, alignments, epilogue, TF32), the
 // algorithm cublasLtMatmulAlgoGetHeuristic picks at the first call is
-// cached for the process. Descriptors live on the stack (the *Init
+// cached for the process; autotuned (kiln::set_gemm_autotune), the fastest
+// of its proposals on the call's operands, cached for the process and on
+// disk. Descriptors live on the stack (the *Init
 // functions): a call in the steady state allocates nothing.
 //
 // Row-major D = op(A) @ op(B) is column-major D^T = op(B)^T @ op(A)^T, so
@@ -33,11 +35,16 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -276,7 +283,7 @@ struct Plan {
 };
 
 PlanKey plan_key(const GemmArgs &g, int device, bool use_c, bool tf32,
-                 int32_t batch) {
+                 int32_t batch, bool tune) {
   return {device,
           g.m,
           g.n,
@@ -303,13 +310,14 @@ PlanKey plan_key(const GemmArgs &g, int device, bool use_c, bool tf32,
           use_c ? alignment(g.c) : 0,
           alignment(g.d),
           g.bias ? alignment(g.bias) : 0,
-          0,
+          tune,
           0};
 }
 
-// cuBLASLt's best algorithm for `call`, if it has one.
-bool heuristic(const GemmArgs &g, const Call &call, int32_t batch,
-               const DeviceLt &lt, Plan &plan) {
+// cuBLASLt's proposals for `call`, best first (up to `max`): how many.
+int proposals(const GemmArgs &g, const Call &call, int32_t batch,
+              const DeviceLt &lt, cublasLtMatmulHeuristicResult_t *out,
+              int max) {
   Descs ds;
   make_descs(g, call, batch, ds);
   cublasLtMatmulPreferenceOpaque_t pref;
@@ -342,28 +350,251 @@ bool heuristic(const GemmArgs &g, const Call &call, int32_t batch,
                  sizeof mask),
              "cublasLtMatmulPreferenceSetAttribute(REDUCTION_SCHEME_MASK)");
   }
-  cublasLtMatmulHeuristicResult_t result = {};
   int count = 0;
   cublasStatus_t s = lt_api().cublasLtMatmulAlgoGetHeuristic(
-      lt.handle, &ds.op, &ds.a, &ds.b, &ds.c, &ds.d, &pref, 1, &result, &count);
-  if (s != CUBLAS_STATUS_SUCCESS || count == 0 ||
-      result.state != CUBLAS_STATUS_SUCCESS)
+      lt.handle, &ds.op, &ds.a, &ds.b, &ds.c, &ds.d, &pref, max, out, &count);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return 0;
+  // Usable ones only, in order.
+  int n = 0;
+  for (int i = 0; i < count; ++i)
+    if (out[i].state == CUBLAS_STATUS_SUCCESS)
+      out[n++] = out[i];
+  return n;
+}
+
+// cuBLASLt's best algorithm for `call`, if it has one.
+bool heuristic(const GemmArgs &g, const Call &call, int32_t batch,
+               const DeviceLt &lt, Plan &plan) {
+  cublasLtMatmulHeuristicResult_t result = {};
+  if (proposals(g, call, batch, lt, &result, 1) == 0)
     return false;
   plan = {call, result.algo, result.workspaceSize};
   return true;
 }
 
+// --- autotuning: the fastest proposal, timed once per kind and device ---
+
+constexpr int kProposals = 16;
+
+// The on-disk cache: one line per tuned kind, "<key> <index>", the index
+// into cuBLASLt's proposals (which are the same for the same device,
+// cuBLASLt version and kind). Read once, appended to as kinds are tuned.
+struct TuneCache {
+  std::mutex mu;
+  bool loaded = false;
+  std::string path;
+  std::unordered_map<std::string, int> index;
+};
+
+TuneCache &tune_cache() {
+  static auto *c = new TuneCache;
+  return *c;
+}
+
+std::string tune_cache_path() {
+  if (const char *p = std::getenv("KILN_AUTOTUNE_CACHE"); p && *p)
+    return p;
+  std::string dir;
+  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    dir = x;
+  else if (const char *h = std::getenv("HOME"); h && *h)
+    dir = std::string(h) + "/.cache";
+  else
+    return "";
+  return dir + "/kiln/gemm-autotune.txt";
+}
+
+// "<device name> sm<cc> lt<version> <the kind's numbers>", no spaces
+// inside a field.
+std::string tune_key(const PlanKey &key, int device) {
+  static std::string names[kMaxDevices];
+  static std::once_flag once[kMaxDevices];
+  std::call_once(once[device], [&] {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+      return;
+    std::string n = prop.name;
+    std::replace(n.begin(), n.end(), ' ', '_');
+    names[device] = n + " sm" + std::to_string(prop.major) +
+                    std::to_string(prop.minor) + " lt" +
+                    std::to_string(lt_api().cublasLtGetVersion());
+  });
+  std::string k = names[device] + " ";
+  for (size_t i = 1; i < key.size(); ++i) // not the device's index
+    k += (i > 1 ? "," : "") + std::to_string(key[i]);
+  return k;
+}
+
+// The cached index of `key`, or -1.
+int tune_lookup(const std::string &key) {
+  TuneCache &c = tune_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.loaded) {
+    c.loaded = true;
+    c.path = tune_cache_path();
+    std::ifstream in(c.path);
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t sp = line.rfind(' ');
+      if (sp == std::string::npos)
+        continue;
+      try {
+        c.index[line.substr(0, sp)] = std::stoi(line.substr(sp + 1));
+      } catch (...) { // a torn or foreign line: skipped
+      }
+    }
+  }
+  auto it = c.index.find(key);
+  return it == c.index.end() ? -1 : it->second;
+}
+
+void tune_store(const std::string &key, int index) {
+  TuneCache &c = tune_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.index[key] = index;
+  if (c.path.empty())
+    return;
+  std::error_code ec;
+  std::filesystem::create_directories(
+      std::filesystem::path(c.path).parent_path(), ec);
+  // One write per line, appended (O_APPEND): processes tuning at once add
+  // whole lines; a later duplicate of a key wins when read.
+  if (FILE *f = std::fopen(c.path.c_str(), "a")) {
+    std::string line = key + " " + std::to_string(index) + "\n";
+    std::fwrite(line.data(), 1, line.size(), f);
+    std::fclose(f);
+  }
+}
+
+// alpha and beta as cublasLtMatmul takes them (f64 products: doubles).
+struct Scales {
+  const void *alpha, *beta;
+};
+
+// Times each proposal on g's operands into a scratch output (C, the bias,
+// A and B are only read): the index of the fastest, or -1 when none ran.
+int time_proposals(const GemmArgs &g, const Call &call, int32_t batch,
+                   const DeviceLt &lt, int device, const Scales &sc,
+                   const cublasLtMatmulHeuristicResult_t *props, int count) {
+  Descs ds;
+  make_descs(g, call, batch, ds);
+  const cudaStream_t stream = stream_of(device);
+  const int64_t extent = (batch > 1 ? (batch - 1) * g.stride_d : 0) +
+                         (g.m - 1) * g.ldd + g.n;
+  const size_t dbytes = size_t(extent) * size_t(element_size(g.d_dtype));
+  size_t wsmax = 0;
+  for (int i = 0; i < count; ++i)
+    wsmax = std::max(wsmax, props[i].workspaceSize);
+  void *d = cuda_alloc(dbytes, device, stream, kFn);
+  void *ws = wsmax ? cuda_alloc(wsmax, device, stream, kFn) : nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cuda_check(cudaEventCreate(&start), kFn, "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), kFn, "cudaEventCreate");
+  auto run = [&](int i) {
+    return lt_api().cublasLtMatmul(lt.handle, &ds.op, sc.alpha, g.b, &ds.a,
+                                   g.a, &ds.b, sc.beta, call.use_c ? g.c : d,
+                                   &ds.c, d, &ds.d, &props[i].algo, ws,
+                                   props[i].workspaceSize, stream);
+  };
+  auto elapsed = [&](int i, int reps) -> float {
+    cuda_check(cudaEventRecord(start, stream), kFn, "cudaEventRecord");
+    for (int r = 0; r < reps; ++r)
+      if (run(i) != CUBLAS_STATUS_SUCCESS)
+        return -1;
+    cuda_check(cudaEventRecord(stop, stream), kFn, "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), kFn, "cudaEventSynchronize");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), kFn,
+               "cudaEventElapsedTime");
+    return ms / float(reps);
+  };
+  int best = -1;
+  float best_ms = 0;
+  for (int i = 0; i < count; ++i) {
+    // One call warms it up (and refuses an algorithm that fails here);
+    // then enough back-to-back calls for about a millisecond, 3 to 50.
+    float once = elapsed(i, 1);
+    if (once < 0)
+      continue;
+    int reps = std::clamp(int(1.0f / std::max(once, 1e-3f)), 3, 50);
+    float ms = elapsed(i, reps);
+    if (ms < 0)
+      continue;
+    if (rt::log_enabled(rt::kLogKernels))
+      rt::log(rt::kLogKernels,
+              "cuBLASLt autotune m=%lld n=%lld k=%lld batch=%d: proposal %d "
+              "%.4f ms",
+              (long long)g.m, (long long)g.n, (long long)g.k, int(batch), i,
+              double(ms));
+    if (best < 0 || ms < best_ms) { // ties: the heuristic's order
+      best = i;
+      best_ms = ms;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cuda_free(ws, wsmax, device, stream);
+  cuda_free(d, dbytes, device, stream);
+  return best;
+}
+
+// The autotuned algorithm for `call`: the cached index, else the fastest
+// proposal timed now (false: cuBLASLt proposes none that runs).
+bool autotuned(const GemmArgs &g, const Call &call, int32_t batch,
+               const DeviceLt &lt, int device, const PlanKey &key,
+               const Scales &sc, Plan &plan) {
+  cublasLtMatmulHeuristicResult_t props[kProposals] = {};
+  const int count = proposals(g, call, batch, lt, props, kProposals);
+  if (count == 0)
+    return false;
+  // The key names the call too: a fallback without the fused epilogue is
+  // another kind.
+  PlanKey k = key;
+  k[27] = int64_t(call.bias_in_lt) * 2 + int64_t(call.act_in_lt);
+  const std::string tkey = tune_key(k, device);
+  int best = tune_lookup(tkey);
+  if (best >= 0 && best < count) {
+    rt::bump(rt::kGemmAutotuneCached);
+  } else {
+    best = time_proposals(g, call, batch, lt, device, sc, props, count);
+    if (best < 0)
+      return false;
+    tune_store(tkey, best);
+    rt::bump(rt::kGemmAutotuned);
+  }
+  if (rt::log_enabled(rt::kLogKernels))
+    rt::log(rt::kLogKernels,
+            "cuBLASLt autotune m=%lld n=%lld k=%lld batch=%d: proposal %d of "
+            "%d",
+            (long long)g.m, (long long)g.n, (long long)g.k, int(batch), best,
+            count);
+  plan = {call, props[best].algo, props[best].workspaceSize};
+  return true;
+}
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(stream, &st) == cudaSuccess &&
+         st != cudaStreamCaptureStatusNone;
+}
+
 const Plan &find_plan(const GemmArgs &g, int device, bool use_c, bool tf32,
-                      int32_t batch, const DeviceLt &lt) {
+                      int32_t batch, const DeviceLt &lt, bool tune,
+                      const Scales &sc) {
   static std::mutex mu;
   static auto *plans = new std::unordered_map<PlanKey, Plan, PlanKeyHash>;
-  PlanKey key = plan_key(g, device, use_c, tf32, batch);
+  PlanKey key = plan_key(g, device, use_c, tf32, batch, tune);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = plans->find(key);
     if (it != plans->end())
       return it->second;
   }
+  // Nothing is timed inside a CUDA graph capture: a kind not tuned before
+  // takes the heuristic's choice there.
+  if (tune && capturing(stream_of(device)))
+    return find_plan(g, device, use_c, tf32, batch, lt, false, sc);
   // First call of this kind: the fused epilogue where cuBLASLt offers one
   // (its bias must have D's dtype; its GELU is the tanh form, and in f64
   // it is about 1e-11 relative off the op table's formula on an H200, so
@@ -376,9 +607,13 @@ const Plan &find_plan(const GemmArgs &g, int device, bool use_c, bool tf32,
        (g.epilogue == Epilogue::GeluTanh && g.d_dtype != DType::f64)) &&
       (!g.bias || fused.bias_in_lt);
   Plan plan;
-  bool found = heuristic(g, fused, batch, lt, plan);
+  auto choose = [&](const Call &call) {
+    return tune ? autotuned(g, call, batch, lt, device, key, sc, plan)
+                : heuristic(g, call, batch, lt, plan);
+  };
+  bool found = choose(fused);
   if (!found && (fused.bias_in_lt || fused.act_in_lt))
-    found = heuristic(g, Call{use_c, tf32, false, false}, batch, lt, plan);
+    found = choose(Call{use_c, tf32, false, false});
   if (!found)
     fail("%s: cuBLASLt has no algorithm for %s x %s -> %s, m %lld n %lld k "
          "%lld batch %d (leading dims %lld, %lld, %lld)",
@@ -481,7 +716,10 @@ void cuda_gemm(const GemmArgs &g, Device dev) {
   const float alpha32 = float(g.alpha), beta32 = use_c ? float(g.beta) : 0.f;
   const double alpha64 = g.alpha, beta64 = use_c ? g.beta : 0.0;
   const bool f64 = g.ab_dtype == DType::f64;
-  const Plan &plan = find_plan(g, device, use_c, tf32, batch, lt);
+  const Scales sc{f64 ? (const void *)&alpha64 : &alpha32,
+                  f64 ? (const void *)&beta64 : &beta32};
+  const Plan &plan =
+      find_plan(g, device, use_c, tf32, batch, lt, autotune_now(), sc);
   Descs ds;
   make_descs(g, plan.call, batch, ds);
   // On the calling thread's current stream (kiln/interop.h), as every
@@ -490,8 +728,8 @@ void cuda_gemm(const GemmArgs &g, Device dev) {
   void *ws =
       plan.workspace ? cuda_alloc(plan.workspace, device, stream, kFn) : nullptr;
   cublasStatus_t s = lt_api().cublasLtMatmul(
-      lt.handle, &ds.op, f64 ? (const void *)&alpha64 : &alpha32, g.b, &ds.a,
-      g.a, &ds.b, f64 ? (const void *)&beta64 : &beta32, use_c ? g.c : g.d,
+      lt.handle, &ds.op, sc.alpha, g.b, &ds.a, g.a, &ds.b, sc.beta,
+      use_c ? g.c : g.d,
       &ds.c, g.d, &ds.d, &plan.algo, ws, plan.workspace, stream);
   cuda_free(ws, plan.workspace, device, stream);
   lt_check(s, "cublasLtMatmul");

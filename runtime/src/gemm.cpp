@@ -17,6 +17,20 @@ static std::atomic<bool> g_allow_tf32{rt::env_flag("KILN_ALLOW_TF32")};
 void set_allow_tf32(bool on) { g_allow_tf32.store(on); }
 bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
 
+static std::atomic<bool> g_gemm_autotune{rt::env_flag("KILN_GEMM_AUTOTUNE")};
+static thread_local bool t_autotune_scope = false;
+void set_gemm_autotune(bool on) { g_gemm_autotune.store(on); }
+bool gemm_autotune() { return g_gemm_autotune.load(std::memory_order_relaxed); }
+
+gen::AutotuneScope::AutotuneScope() : was_(t_autotune_scope) {
+  t_autotune_scope = true;
+}
+gen::AutotuneScope::~AutotuneScope() { t_autotune_scope = was_; }
+
+namespace detail {
+bool autotune_now() { return t_autotune_scope || gemm_autotune(); }
+} // namespace detail
+
 } // namespace kiln
 
 namespace kiln::rt {

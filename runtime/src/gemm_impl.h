@@ -8,6 +8,10 @@
 
 namespace kiln::detail {
 
+// Whether a product launched now is autotuned: kiln::set_gemm_autotune,
+// or a kiln::gen::AutotuneScope held on this thread.
+bool autotune_now();
+
 // Throws kiln::Error naming `fn` and the offending argument.
 void check_gemm_args(const rt::GemmArgs &g, const char *fn);
 

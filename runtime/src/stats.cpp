@@ -81,6 +81,8 @@ Stats stats() {
   s.kernel_launches = rt::g_counters[rt::kLaunches].load();
   s.graph_captures = rt::g_counters[rt::kGraphCaptures].load();
   s.graph_replays = rt::g_counters[rt::kGraphReplays].load();
+  s.gemm_autotuned = rt::g_counters[rt::kGemmAutotuned].load();
+  s.gemm_autotune_cached = rt::g_counters[rt::kGemmAutotuneCached].load();
   return s;
 }
 

@@ -354,7 +354,14 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                             : "") +
                      (opts.cuda_graphs && opts.cuda && nk > 0
                           ? "; a call on the GPU replays its kernels as one "
-                            "CUDA graph (mode=reduce-overhead)"
+                            "CUDA graph (mode=" +
+                                std::string(opts.autotune ? "max-autotune"
+                                                          : "reduce-overhead") +
+                                ")"
+                          : "") +
+                     (opts.autotune && opts.cuda && libs[0].n > 0
+                          ? "; its GEMMs on the GPU are autotuned at their "
+                            "first call (mode=max-autotune)"
                           : "")});
   // Each layout op, at its line: the host makes it and kernels read it
   // through its strides (reshape and contiguous copy where eager does).

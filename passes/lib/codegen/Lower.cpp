@@ -20,6 +20,15 @@ low::Program lower_function(const FunctionSpec &spec,
   p.cuda_graphs = opts.cuda_graphs && opts.cuda &&
                   std::any_of(variants.begin(), variants.end(),
                               [](const Variant &v) { return v.plan.launched() > 0; });
+  p.autotune =
+      opts.autotune && opts.cuda &&
+      std::any_of(variants.begin(), variants.end(), [&](const Variant &v) {
+        return std::any_of(v.plan.kernels.begin(), v.plan.kernels.end(),
+                           [&](const sched::Kernel &k) {
+                             return k.kind == sched::Kernel::Kind::Product &&
+                                    ir::is_gemm(v.graph.node(k.product).op);
+                           });
+      });
   for (const Variant &v : variants)
     p.variants.push_back(lower_variant(spec, v, opts));
   p.entry = lower_entry(spec, variants, opts.backward);

@@ -334,13 +334,18 @@ std::string print_host(const Program &p) {
   }
   os << "bool " << p.symbol << "(" << params << ") __asm__(\"" << p.symbol
      << "\");\n";
+  // mode=max-autotune: the GEMMs this call launches are autotuned.
+  const char *autotune =
+      p.autotune ? "  kiln::gen::AutotuneScope kiln_autotune;\n" : "";
   if (p.cuda_graphs) {
     os << "static bool " << p.symbol << "_plain(" << params << ") {\n";
+    os << autotune;
     pr.stmts(p.entry, "  ");
     os << "}\n\n";
     print_graphed_entry(os, p);
   } else {
     os << "bool " << p.symbol << "(" << params << ") {\n";
+    os << autotune;
     pr.stmts(p.entry, "  ");
     os << "}\n\n";
   }

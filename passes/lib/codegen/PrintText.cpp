@@ -207,6 +207,9 @@ std::string print_text(const Program &p) {
           "replayed as a CUDA graph):\n";
   else
     os << "entry:\n";
+  if (p.autotune)
+    os << "  (its GEMMs autotuned: kiln::gen::AutotuneScope, "
+          "mode=max-autotune)\n";
   pr.stmts(p.entry, "  ");
   for (const Variant &v : p.variants) {
     os << "variant " << v.name << " (" << v.function << "):\n";

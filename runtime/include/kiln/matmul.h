@@ -45,11 +45,43 @@ Tensor addmm(const Tensor &c, const Tensor &a, const Tensor &b, double beta = 1,
 void set_allow_tf32(bool on);
 bool allow_tf32();
 
+// GEMM autotuning, torch.compile's max-autotune for products: at the first
+// CUDA product of a kind (shape, dtypes, layouts, alignments, epilogue),
+// cuBLASLt's heuristic proposes up to 16 algorithms, each is timed on the
+// call's own operands (writing a scratch output, so nothing the call reads
+// changes), and the fastest is kept for the process and written to an
+// on-disk cache keyed by the device's name, cuBLASLt's version and the
+// kind: later processes read the choice instead of timing again. The
+// file: $KILN_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/kiln/gemm-autotune.txt,
+// else ~/.cache/kiln/gemm-autotune.txt. Off by default (the heuristic's
+// first algorithm); on for every product with set_gemm_autotune(true) or
+// KILN_GEMM_AUTOTUNE=1 at start-up, and for the products of a function
+// compiled with "mode=max-autotune" (kiln::gen::AutotuneScope). The
+// algorithms differ in speed, not in their precision contract (f16/bf16
+// products accumulate in f32 in every one). No effect on the CPU (one BLAS
+// routine) or inside a CUDA graph capture (no timing there: a kind not
+// tuned before takes the heuristic's choice).
+void set_gemm_autotune(bool on);
+bool gemm_autotune();
+
 } // namespace kiln
 
 // For the code the plugin generates: a compiled function's product kernel,
 // a GEMM with its epilogue fused.
 namespace kiln::gen {
+
+// The fast path of a function compiled with "mode=max-autotune" holds one
+// while it runs: the products it launches on this thread are autotuned
+// (kiln::set_gemm_autotune).
+struct AutotuneScope {
+  AutotuneScope();
+  ~AutotuneScope();
+  AutotuneScope(const AutotuneScope &) = delete;
+  AutotuneScope &operator=(const AutotuneScope &) = delete;
+
+private:
+  bool was_;
+};
 
 // torch.matmul, F.linear, torch.bmm (3-D operands, one batch, no
 // broadcasting: product_shape refuses what bmm's eager checks refuse).

@@ -23,6 +23,11 @@ struct Stats {
   // as launches, as they run).
   uint64_t graph_captures = 0;
   uint64_t graph_replays = 0;
+  // GEMM autotuning (kiln/matmul.h, set_gemm_autotune): products of a new
+  // kind whose cuBLASLt algorithms were timed, and those whose choice was
+  // read from the on-disk cache instead.
+  uint64_t gemm_autotuned = 0;
+  uint64_t gemm_autotune_cached = 0;
 };
 Stats stats();
 void reset_stats();
@@ -75,6 +80,8 @@ enum Counter {
   kLaunches,
   kGraphCaptures,
   kGraphReplays,
+  kGemmAutotuned,
+  kGemmAutotuneCached,
   kNumCounters
 };
 extern std::atomic<uint64_t> g_counters[kNumCounters];

@@ -45,6 +45,9 @@ struct Options {
   // mode=reduce-overhead: the entry replays a call's kernels as a CUDA
   // graph (kiln/rt.h, graph_call).
   bool cuda_graphs = false;
+  // mode=max-autotune[-no-cudagraphs]: the fast path holds a
+  // kiln::gen::AutotuneScope, so its GEMMs are autotuned (kiln/matmul.h).
+  bool autotune = false;
   // [[kiln::compile("backward")]]: also derive, fuse and compile the
   // function's backward (AOTAutograd), so a call autograd records runs the
   // kernels and records one node whose backward runs the backward's

@@ -307,6 +307,9 @@ struct Program {
   // mode=reduce-overhead: `entry` is <symbol>_plain, and <symbol> runs it
   // through kiln::rt::graph_call (replayed as a CUDA graph).
   bool cuda_graphs = false;
+  // mode=max-autotune: the entry holds a kiln::gen::AutotuneScope (a
+  // variant launches a GEMM on CUDA).
+  bool autotune = false;
   std::vector<Variant> variants;
   // The body of codegen::caller_checks_symbol(symbol), over its bool
   // parameters held0... (one per caller check); empty when there are none.

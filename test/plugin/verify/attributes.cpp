@@ -67,8 +67,8 @@ namespace [[kiln::compile]] space {} // expected-error {{'kiln::compile' attribu
 // 18. On a variable template.
 template <class T> [[kiln::compile]] T zero = T(); // expected-error {{'kiln::compile' attribute only applies to functions}}
 
-// 19. A mode torch.compile has but Kiln does not.
-[[kiln::compile("mode=max-autotune")]] Tensor autotune_mode(const Tensor &x) { return x; } // expected-error {{unknown kiln::compile mode 'max-autotune' (expected 'default' or 'reduce-overhead')}}
+// 19. A mode torch.compile does not have.
+[[kiln::compile("mode=fastest")]] Tensor fastest_mode(const Tensor &x) { return x; } // expected-error {{unknown kiln::compile mode 'fastest' (expected 'default', 'reduce-overhead', 'max-autotune' or 'max-autotune-no-cudagraphs')}}
 
 // 20. On a template this file never instantiates: a remark.
 template <class T> [[kiln::compile]] Tensor never(const Tensor &x, T s) { return x * s; } // expected-remark {{kiln: 'never' is a template this file does not instantiate; each instantiation is compiled where it is instantiated}}
@@ -104,3 +104,5 @@ Tensor use_broken(const Tensor &x) { return broken(x, 1); }
 [[kiln::compile("backend=kiln", "dtypes=f64")]] Tensor fine(const Tensor &x) { return kiln::sin(x); }
 [[kiln::compile("mode=reduce-overhead")]] Tensor graphed(const Tensor &x) { return kiln::sin(x); }
 [[kiln::compile("mode=default")]] Tensor default_mode(const Tensor &x) { return kiln::sin(x); }
+[[kiln::compile("mode=max-autotune")]] Tensor autotuned(const Tensor &x) { return kiln::sin(x); }
+[[kiln::compile("mode=max-autotune-no-cudagraphs")]] Tensor autotuned_plain(const Tensor &x) { return kiln::sin(x); }

@@ -605,9 +605,10 @@ void KilnConsumer::finish() {
       diag_.remark(first_loc_, fb.cache_hit ? "kiln: nvcc cache hit"
                                             : "kiln: nvcc ran; fatbin cached");
     fatbin = std::move(fb.fatbin);
-  } else {
-    no_cuda_reason = "no CUDA kernels were generated for this function";
   }
+  // No kernel for nvcc (a file whose compiled functions run only library
+  // calls on CUDA: GEMMs, attention): CUDA runs with no module, and
+  // no_cuda_reason stays empty (host_translation_unit's "CUDA ready").
 
   // (b) Host code: compiled in-process, linked into this TU's module. It
   // embeds a stand-in for the fatbin, swapped for the bytes when linked.

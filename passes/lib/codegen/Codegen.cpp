@@ -547,9 +547,12 @@ std::string host_translation_unit(const std::vector<FunctionCode> &fns,
        << llvm::sys::path::filename(module_id) << "\"};\n"
        << "constexpr bool kiln_have_cuda = true;\n";
   } else {
+    // No fatbin: CUDA is off or nvcc missing (a reason says which), or no
+    // function needs a kernel of its own (library calls only: CUDA runs).
     os << "kiln::rt::KernelModule kiln_module{nullptr, \""
        << llvm::sys::path::filename(module_id) << "\"};\n"
-       << "constexpr bool kiln_have_cuda = false;\n";
+       << "constexpr bool kiln_have_cuda = "
+       << (no_cuda_reason.empty() ? "true" : "false") << ";\n";
   }
   os << "[[maybe_unused]] constexpr const char *kiln_no_cuda_reason = \""
      << llvm::StringRef(no_cuda_reason.empty() ? "no CUDA kernels were built"

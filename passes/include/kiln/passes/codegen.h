@@ -203,9 +203,11 @@ FunctionCode eager_function(const FunctionSpec &spec);
 std::string cuda_translation_unit(const std::vector<FunctionCode> &fns);
 
 // One host .cpp for the whole TU. `fatbin` is the nvcc output for
-// cuda_translation_unit(fns), or empty when there is none (then every
-// fast-path function declines CUDA tensors with a guard failure that says
-// why: `no_cuda_reason`). `module_id` makes the TU's internal names unique.
+// cuda_translation_unit(fns), or empty when there is none: then, with a
+// `no_cuda_reason`, every fast-path function declines CUDA tensors with a
+// guard failure that says it; without one (no function needs a kernel of
+// its own: library calls only), CUDA runs. `module_id` makes the TU's
+// internal names unique.
 std::string host_translation_unit(const std::vector<FunctionCode> &fns,
                                   const std::vector<uint8_t> &fatbin,
                                   const std::string &module_id,

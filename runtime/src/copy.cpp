@@ -46,6 +46,7 @@ void copy_same_device(const Tensor &dst, const Tensor &src, const char *fn) {
     l.calc.rank = fill_offset_calc(dst.sizes(), cols, 2, l.calc.sizes,
                                    &l.calc.strides[0][0]);
   }
+  l.calc.set_divisors();
   if (dst.device().is_cpu())
     cpu_copy(l);
   else

@@ -203,6 +203,7 @@ Tensor run_pointwise(OpId op, std::initializer_list<Operand> operands,
       l.calc.rank = detail::fill_offset_calc(shape, cols, 4, l.calc.sizes,
                                              &l.calc.strides[0][0]);
     }
+    l.calc.set_divisors();
     if (dev.is_cpu())
       detail::cpu_pointwise(l);
     else

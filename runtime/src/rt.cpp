@@ -111,6 +111,7 @@ void make_offset_calc(const Dims &out_sizes,
                  int(operands.size()), N);
   calc.rank = detail::fill_offset_calc(out_sizes, operands.begin(), N,
                                        calc.sizes, &calc.strides[0][0]);
+  calc.set_divisors();
 }
 
 #define KILN_INSTANTIATE(N)                                                    \

@@ -6,6 +6,7 @@
 
 #include <kiln/generated.h>
 
+#include <cstring>
 #include <random>
 
 #if defined(KILN_TEST_FATBIN)
@@ -201,6 +202,16 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
                   direct_offset(v, full, idx));
         ASSERT_EQ(row_base(st, 0, o, i) + k * st.s[0][1],
                   direct_offset(out, full, idx));
+        // One walk for both operands, and for each alone, gives the same.
+        int64_t both[2] = {-1, -1}, one[2] = {-1, -1}, other[2] = {-1, -1};
+        row_bases<0x3>(st, o, i, both);
+        row_bases<0x2>(st, o, i, one);
+        row_bases<0x1>(st, o, i, other);
+        ASSERT_EQ(both[0], row_base(st, 0, o, i));
+        ASSERT_EQ(both[1], row_base(st, 1, o, i));
+        ASSERT_EQ(one[1], both[1]);
+        ASSERT_EQ(one[0], -1) << "an operand not asked for is left alone";
+        ASSERT_EQ(other[0], both[0]);
       });
     (any && !group_affine[0] ? outer_only : others)++;
     (ok ? walkable : not_walkable)++;
@@ -585,6 +596,71 @@ TEST(GeneratedLayout, DenseAlignedBlocksAndFits) {
   EXPECT_FALSE(gen::fits_u32(c, int64_t(1) << 30));
 }
 
+// Divisors and dividends where a multiply-and-shift division goes wrong
+// if it is going to: 1, powers of two and their neighbours, primes, the
+// largest 32-bit values; each against dividends at multiples of d and one
+// either side, the largest 32-bit values, and random ones.
+std::vector<std::pair<uint32_t, uint32_t>> u32div_cases() {
+  std::vector<uint32_t> ds = {1, 2, 3, 5, 6, 7, 10, 12, 25, 32, 100, 127, 641,
+                              1000, 4095, 4097, 65535, 65537, 1000003,
+                              0x7fffffffu, 0x80000000u, 0x80000001u,
+                              0xfffffffeu, 0xffffffffu};
+  for (int s = 1; s < 32; ++s)
+    for (int64_t k : {-1, 0, 1})
+      ds.push_back(uint32_t((int64_t(1) << s) + k));
+  std::mt19937 rng(17);
+  for (int k = 0; k < 200; ++k)
+    ds.push_back(std::max<uint32_t>(1, uint32_t(rng() >> (rng() % 32))));
+  std::vector<std::pair<uint32_t, uint32_t>> cases;
+  for (uint32_t d : ds) {
+    for (uint32_t n : {0u, 1u, 2u, 0x7fffffffu, 0x80000000u, 0xfffffffeu,
+                       0xffffffffu, d - 1, d, d + 1})
+      cases.push_back({n, d});
+    for (uint64_t m : {2ull, 3ull, 1000ull, 0xffffffffull / d})
+      for (int64_t k : {-1, 0, 1}) {
+        const uint64_t n = m * d + uint64_t(k);
+        if (n <= 0xffffffffull)
+          cases.push_back({uint32_t(n), d});
+      }
+    for (int k = 0; k < 50; ++k)
+      cases.push_back({uint32_t(rng()), d});
+  }
+  return cases;
+}
+
+// kiln::U32Div is n / d for every divisor, at the edges above (the host's
+// formula; the device's __umulhi in GeneratedDevice.U32Div).
+TEST(KernelAbi, U32DivIsExactDivision) {
+  for (auto [n, d] : u32div_cases())
+    ASSERT_EQ(U32Div(d).div(n), n / d) << n << " / " << d;
+  // Every dividend below 2^20 by every divisor below 2^10.
+  for (uint32_t d = 1; d < 1024; ++d) {
+    const U32Div u(d);
+    for (uint32_t n = 0; n < (1u << 20); n += 1 + (n & 7))
+      ASSERT_EQ(u.div(n), n / d) << n << " / " << d;
+  }
+  EXPECT_EQ(U32Div().div(12345u), 12345u) << "the default divides by 1";
+  EXPECT_EQ(U32Div(0).div(7u), 7u) << "a size of 0 never divides: as 1";
+}
+
+// OffsetCalc's 32-bit index (the divisors) and 64-bit index (division)
+// give the same offsets, and set_divisors follows the sizes.
+TEST(KernelAbi, OffsetCalcIndexWidthsAgree) {
+  Tensor a = zeros({7, 5, 3}).permute({2, 0, 1});
+  Tensor b = zeros({5});
+  OffsetCalc<3> c;
+  Tensor out = zeros({3, 7, 5});
+  rt::make_offset_calc(out.sizes(), {&out, &a, &b}, c);
+  for (int64_t e = 0; e < 105; ++e) {
+    int64_t o64[3];
+    uint32_t o32[3];
+    c.get(e, o64);
+    c.get(uint32_t(e), o32);
+    for (int k = 0; k < 3; ++k)
+      ASSERT_EQ(int64_t(o32[k]), o64[k]) << "element " << e << " operand " << k;
+  }
+}
+
 // kiln/generated.cuh on the GPU (kernels in Inputs/launch_kernels.cu):
 // row_reduce over warps' lanes and whole blocks, sum and argmax, and the
 // vector loads and stores.
@@ -650,6 +726,43 @@ TEST(GeneratedDevice, RowReduceAndVectorAccess) {
   std::vector<double> bd = b64.to_vector<double>();
   for (int i = 0; i < n; ++i)
     ASSERT_EQ(bd[i], 2.0 * i) << i;
+#endif
+}
+
+// kiln::U32Div on the device: __umulhi gives what the host's formula
+// gives, n / d, at the edge cases.
+TEST(GeneratedDevice, U32Div) {
+  if (!cuda_available())
+    GTEST_SKIP() << "no CUDA GPU: skipped";
+#if !defined(KILN_TEST_FATBIN)
+  GTEST_SKIP() << "built without nvcc: no test fatbin";
+#else
+  static rt::KernelModule m{kiln_test_fatbin, "test_module_div"};
+  static rt::KernelRef k{&m, "kiln_test_u32div"};
+  const auto cases = u32div_cases();
+  int count = int(cases.size());
+  std::vector<int32_t> n, d;
+  std::vector<U32Div> divs;
+  for (auto [a, b] : cases) {
+    n.push_back(int32_t(a));
+    d.push_back(int32_t(b));
+    divs.push_back(U32Div(b));
+  }
+  const Device dev = Device::cuda(0);
+  Tensor tn = from_vector(n, {count}).to(dev), td = from_vector(d, {count}).to(dev);
+  static_assert(sizeof(U32Div) == 8);
+  std::vector<int64_t> packed(divs.size());
+  std::memcpy(packed.data(), divs.data(), divs.size() * sizeof(U32Div));
+  Tensor tdiv = from_vector(packed, {count}).to(dev);
+  Tensor q = full({count}, -1, i32, dev);
+  const void *np = tn.data_ptr(), *dp = td.data_ptr(), *vp = tdiv.data_ptr();
+  void *qp = q.data_ptr();
+  void *args[] = {&np, &dp, &vp, &qp, &count};
+  rt::launch(k, dev, {unsigned(count + 255) / 256, 1, 1}, {256, 1, 1}, args);
+  std::vector<int32_t> got = q.to_vector<int32_t>();
+  for (size_t c = 0; c < cases.size(); ++c)
+    ASSERT_EQ(uint32_t(got[c]), cases[c].first / cases[c].second)
+        << cases[c].first << " / " << cases[c].second;
 #endif
 }
 

@@ -371,16 +371,19 @@ struct RedCuda : RedModel {
                                g.node(in).name.empty() ? "input"
                                                        : g.node(in).name));
     const Expr o = v("o"), i = v("i"), inner = sp.field("inner");
-    auto row_of = [&](Stmts &rb, bool all_bases) {
+    // The load phase asks for the bases of the inputs kept in registers;
+    // the passes, for the outputs' and the other inputs' (read per pass).
+    auto row_of = [&](Stmts &rb, bool passes) {
       rb.push_back(decl("const", "int64_t", "row",
                         columns ? v("row0") + cast("int", v("threadIdx.x")) % cols
                                 : v("row0") + q * stride));
-      rb.push_back(decl("const", "int64_t", "o",
-                        select(inner == lit(1), row, row / inner)));
+      rb.push_back(decl("const", "int64_t", "o", call("kiln::row_outer", {sp, row})));
       rb.push_back(decl("const", "int64_t", "i", row - o * inner));
+      std::vector<size_t> ops;
       for (size_t op = 0; op < nout + nin; ++op)
-        if (all_bases || (op >= nout && cached_input(op - nout)))
-          rb.push_back(decl("const", "int64_t", print(base(op)), row_base(op)));
+        if (passes != (op >= nout && cached_input(op - nout)))
+          ops.push_back(op);
+      bases_decl(rb, ops);
     };
     // The loads of the rows' inputs kept in registers.
     Stmts loadb;

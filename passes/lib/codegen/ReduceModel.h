@@ -11,6 +11,7 @@
 
 #include <llvm/ADT/STLExtras.h>
 
+#include <cstdio>
 #include <functional>
 #include <set>
 
@@ -214,9 +215,23 @@ struct RedModel {
   Expr base(size_t op) const { return numbered("b", op); }
   Expr rstride(size_t op) const { return numbered("rs", op); }
   size_t in_op(size_t i) const { return nout + i; } // RowStrides operand
-  // Operand op's offset of row (o, i): kiln::row_base.
-  Expr row_base(size_t op) const {
-    return call("kiln::row_base", {st, lit(int64_t(op)), v("o"), v("i")});
+
+  // `const int64_t b<op> = ...` for each of `ops`: their offsets of row
+  // (o, i) from one kiln::row_bases, which walks the outer dims once for
+  // them all.
+  void bases_decl(Stmts &b, const std::vector<size_t> &ops) const {
+    if (ops.empty())
+      return;
+    uint64_t want = 0;
+    for (size_t op : ops)
+      want |= uint64_t(1) << op;
+    char mask[32];
+    std::snprintf(mask, sizeof mask, "0x%llxull", (unsigned long long)want);
+    b.push_back(decl_array("int64_t", "bases", std::to_string(nout + nin)));
+    b.push_back(eval(call(std::string("kiln::row_bases<") + mask + ">",
+                          {st, v("o"), v("i"), v("bases")})));
+    for (size_t op : ops)
+      b.push_back(decl("const", "int64_t", print(base(op)), v("bases")[int64_t(op)]));
   }
 
   // `const int64_t rs<op> = ...`: operand op's stride along R.
@@ -226,12 +241,14 @@ struct RedModel {
   // `o`, `i`, and each operand's base offset b<j> and R stride rs<j>.
   void row_setup(Stmts &b) const {
     Expr o = v("o"), i = v("i"), inner = sp.field("inner");
-    b.push_back(decl("const", "int64_t", "o", row / inner));
+    b.push_back(decl("const", "int64_t", "o", call("kiln::row_outer", {sp, row})));
     b.push_back(decl("const", "int64_t", "i", row - o * inner));
-    for (size_t op = 0; op < nout + nin; ++op) {
-      b.push_back(decl("const", "int64_t", print(base(op)), row_base(op)));
+    std::vector<size_t> all;
+    for (size_t op = 0; op < nout + nin; ++op)
+      all.push_back(op);
+    bases_decl(b, all);
+    for (size_t op : all)
       b.push_back(rstride_decl(op));
-    }
   }
 
   // Values that do not depend on the row's elements: sizes and scalar math.

@@ -169,14 +169,19 @@ struct red_sum_sq_dev {
 // threads, the group aligned to tpr): the lanes of a warp when tpr <= 32,
 // else the whole block (tpr == blockDim.x) through smem, which holds
 // blockDim.x / 32 values. Every thread of the row gets the result, by a
-// fixed tree: deterministic.
+// fixed tree: deterministic. Every lane shuffles at every step and a
+// step past the group's width keeps v (a select): a shuffle under the
+// run-time `m < width` was a branch and a divergence check around each
+// (6 instructions a step where this takes 3; the bias + head split +
+// softmax kernel's warp-per-row reductions, H200 ncu).
 template <class Op, class A>
 __device__ __forceinline__ A row_reduce(A v, int tpr, A *smem) {
   const int width = tpr < 32 ? tpr : 32;
 #pragma unroll
-  for (int m = 16; m > 0; m /= 2)
-    if (m < width)
-      v = Op::combine(v, shfl_xor(v, m));
+  for (int m = 16; m > 0; m /= 2) {
+    const A other = shfl_xor(v, m);
+    v = m < width ? Op::combine(v, other) : v;
+  }
   if (tpr <= 32)
     return v;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = tpr / 32;

@@ -234,6 +234,7 @@ inline bool row_space(const Dims &full, std::initializer_list<int64_t> dims,
     }
   }
   sp.rows = sp.outer * sp.inner;
+  sp.inner_div = U32Div(uint64_t(sp.inner));
   geo = {d0, d1};
   return true;
 }
@@ -295,6 +296,7 @@ bool row_operand(const Tensor &t, const Dims &full, const ReduceGeom &geo,
     if (full[d] != 1) {
       const int td = d - off;
       st.outer_size[n] = full[d];
+      st.outer_div[n] = U32Div(uint64_t(full[d]));
       const int64_t stride = td < 0 || t.sizes()[td] == 1 ? 0 : t.strides()[td];
       if (stride != 0 && from < 0)
         from = n;

@@ -12,13 +12,55 @@ namespace kiln {
 
 inline constexpr int kMaxRank = 8;
 
+// Unsigned 32-bit division by a divisor known only at run time, as a
+// multiply-high, an add and a shift (Granlund and Montgomery's round-up
+// method; PyTorch's IntDivider does the same). The host makes it once per
+// launch; a kernel divides a few instructions where `n / d` is a sequence
+// of some twenty (a float reciprocal and corrections) - per element of a
+// strided pointwise kernel, per dim; per row of a reduction over a view.
+// Exact for every n and 1 <= d < 2^32: with s = ceil(log2 d) and
+// m = ceil(2^(32+s) / d), m d - 2^(32+s) < d <= 2^s, so n m / 2^(32+s)
+// is n / d plus less than n / 2^32 < 1 divided by d's spacing; `mul` is m
+// less its 2^32 bit, added back as `+ n`.
+struct U32Div {
+  uint32_t mul = 0, shift = 0; // the default divides by 1
+
+  U32Div() = default;
+  explicit U32Div(uint64_t d) {
+    if (d <= 1)
+      return;
+    while ((uint64_t(1) << shift) < d)
+      ++shift;
+    mul = uint32_t(((unsigned __int128)(1) << 32) *
+                       ((uint64_t(1) << shift) - d) / d +
+                   1);
+  }
+  KILN_HD uint32_t div(uint32_t n) const {
+#ifdef __CUDA_ARCH__
+    const uint32_t hi = __umulhi(n, mul);
+#else
+    const uint32_t hi = uint32_t((uint64_t(n) * mul) >> 32);
+#endif
+    return uint32_t((uint64_t(hi) + n) >> shift);
+  }
+};
+
 // Maps a linear index over an output iteration space to element offsets
 // of N operands (operand 0 is usually the output). Broadcast dims have
 // stride 0. Dims are innermost last, already collapsed where contiguous.
+// `divs` divide by `sizes` (set_divisors, which whoever fills sizes
+// calls); a 32-bit index divides by them.
 template <int N> struct OffsetCalc {
   int rank = 0;
   int64_t sizes[kMaxRank];
   int64_t strides[kMaxRank][N];
+  U32Div divs[kMaxRank];
+
+  // After sizes[0, rank) are written: their divisors.
+  void set_divisors() {
+    for (int d = 0; d < rank; ++d)
+      divs[d] = U32Div(uint64_t(sizes[d]));
+  }
 
   template <class Index>
   KILN_HD void get(Index linear, Index (&offsets)[N]) const {
@@ -30,7 +72,11 @@ template <int N> struct OffsetCalc {
       if (d >= rank)
         continue;
       Index size = Index(sizes[d]);
-      Index q = linear / size;
+      Index q;
+      if constexpr (sizeof(Index) == 4)
+        q = Index(divs[d].div(uint32_t(linear)));
+      else
+        q = linear / size;
       Index r = linear - q * size;
       linear = q;
 #pragma unroll
@@ -55,7 +101,17 @@ struct RowSpace {
   int pass = 0;      // split mode: the pass this launch runs
   int rpg = 1;       // register mode: rows a thread group holds at once
   int cols = 0;      // column mode: rows of a block (neighbours in memory)
+  U32Div inner_div; // divides by inner (row_space sets it)
 };
+
+// Row `row`'s outer index: row / inner, by inner_div while rows fit 32 bits.
+KILN_HD inline int64_t row_outer(const RowSpace &sp, int64_t row) {
+  if (sp.inner == 1)
+    return row;
+  if (sp.rows <= int64_t(UINT32_MAX))
+    return int64_t(sp.inner_div.div(uint32_t(row)));
+  return row / sp.inner;
+}
 // The most rows a group of the one-slot rows kernel holds at once (sp.rpg;
 // many short rows: kiln::gen::plan_cuda).
 inline constexpr int kRowsPerGroup = 4;
@@ -75,14 +131,15 @@ template <int N> struct RowStrides {
   int64_t s[N][3];
   int nouter = 0;
   int64_t outer_size[kMaxRank];
+  U32Div outer_div[kMaxRank]; // divides by outer_size
   int64_t outer_stride[N][kMaxRank];
   bool walk[N] = {};
   int from[N] = {};
 };
 
 // Operand op's offset of row (o, i): o the outer index, i the inner. The
-// outer dims are walked with 32-bit division (a few instructions and
-// registers, where 64-bit division is a call): kiln::gen::row_operand
+// outer dims are walked with 32-bit division by U32Div (a multiply-high
+// and a shift each, where 64-bit division is a call): kiln::gen::row_operand
 // refuses an outer extent of 2^32 or more when nouter > 0.
 template <int N>
 KILN_HD inline int64_t row_base(const RowStrides<N> &st, int op, int64_t o,
@@ -95,11 +152,51 @@ KILN_HD inline int64_t row_base(const RowStrides<N> &st, int op, int64_t o,
 #pragma unroll 1
 #endif
   for (int d = st.nouter - 1; d >= st.from[op]; --d) {
-    const uint32_t size = uint32_t(st.outer_size[d]), q = rest / size;
+    const uint32_t size = uint32_t(st.outer_size[d]),
+                   q = st.outer_div[d].div(rest);
     b += int64_t(rest - q * size) * st.outer_stride[op][d];
     rest = q;
   }
   return b;
+}
+
+// The offsets of row (o, i) of the operands in `Want` (bit op for operand
+// op) into b[op], as row_base gives them, with the outer dims walked once
+// for all of them: a division per dim and a multiply-add per operand,
+// where row_base divides again for every operand. Operands not in Want
+// are left alone (a kernel asks for the ones a phase reads).
+template <uint64_t Want, int N>
+KILN_HD inline void row_bases(const RowStrides<N> &st, int64_t o, int64_t i,
+                              int64_t (&b)[N]) {
+  static_assert(N <= 64, "row_bases: at most 64 operands");
+  bool walk = false;
+  int lo = st.nouter;
+#pragma unroll
+  for (int op = 0; op < N; ++op)
+    if (Want >> op & 1) {
+      b[op] = i * st.s[op][2];
+      if (st.walk[op]) {
+        walk = true;
+        lo = st.from[op] < lo ? st.from[op] : lo;
+      } else {
+        b[op] += o * st.s[op][0];
+      }
+    }
+  if (!walk)
+    return;
+  uint32_t rest = uint32_t(o);
+#ifdef __CUDACC__
+#pragma unroll 1
+#endif
+  for (int d = st.nouter - 1; d >= lo; --d) {
+    const uint32_t q = st.outer_div[d].div(rest);
+    const int64_t r = int64_t(rest - q * uint32_t(st.outer_size[d]));
+#pragma unroll
+    for (int op = 0; op < N; ++op)
+      if ((Want >> op & 1) && st.walk[op])
+        b[op] += r * st.outer_stride[op][d];
+    rest = q;
+  }
 }
 
 } // namespace kiln

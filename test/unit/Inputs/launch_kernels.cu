@@ -58,3 +58,12 @@ extern "C" __global__ void kiln_test_vec_f32x4(const float *in, float *out, int 
 extern "C" __global__ void kiln_test_vec_f64x2(const double *in, double *out, int n) {
   vec_twice<double, 2>(in, out, n);
 }
+
+// kiln::U32Div on the device (__umulhi): q[k] = n[k] / d[k].
+extern "C" __global__ void kiln_test_u32div(const uint32_t *n, const uint32_t *d,
+                                            const kiln::U32Div *div, uint32_t *q,
+                                            int count) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < count)
+    q[k] = div[k].div(n[k]);
+}

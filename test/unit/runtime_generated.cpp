@@ -400,13 +400,17 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 ASSERT_GE(int64_t(sp.tpr) * sp.vpt, slots) << "row not covered";
                 ASSERT_LE(block, 512u);
                 // Groups smaller than a warp, or several rows a group, only
-                // for many rows of one slot a thread (the one-slot kernel
-                // holds up to kRowsPerGroup rows; groups of a warp's lanes).
+                // for many rows of at most 32 slots (groups of a warp's
+                // lanes); several rows a group only with one slot a thread
+                // (the one-slot kernel holds up to kRowsPerGroup rows), two
+                // slots a thread where the kernels have them.
                 ASSERT_TRUE(sp.rpg >= 1 && sp.rpg <= kRowsPerGroup);
                 if (sp.tpr < 32 || sp.rpg > 1) {
-                  ASSERT_EQ(sp.vpt, 1);
+                  ASSERT_LE(slots, 32);
                   ASSERT_GE(rows, 2 * sms);
                   ASSERT_EQ(block, 256u);
+                  ASSERT_EQ(sp.vpt, slots > 1 && spt >= 2 ? 2 : 1);
+                  ASSERT_EQ(sp.rpg, sp.vpt == 1 ? kRowsPerGroup : 1);
                 }
                 break;
               }

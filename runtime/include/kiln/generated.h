@@ -356,6 +356,11 @@ template <int N> bool columns_fit(const RowStrides<N> &st) {
 #ifndef KILN_ROWS_SLOTS
 #define KILN_ROWS_SLOTS 4
 #endif
+// Slots per thread for many short rows (a measurement knob likewise: 1,
+// 2 or 4; bench/experiments/short_rows.cpp).
+#ifndef KILN_SHORT_ROW_SLOTS
+#define KILN_SHORT_ROW_SLOTS 2
+#endif
 
 // How to run a reduction kernel on a GPU of `sms` multiprocessors, V
 // elements per 16-byte slot, whose rows kernels keep up to
@@ -437,22 +442,32 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
   // (bench/results/2026-11-27-h100-loop-tiles.md).
   if (slots <= 512 * int64_t(slots_per_thread)) {
     // Many rows of at most 32 slots (128 f32, 256 bf16 columns): a group of
-    // as many threads as the row has slots (a power of two; 8 groups of 4
-    // threads in a warp for 16 f32 columns), a slot each, holding
-    // kRowsPerGroup rows at once, their loads issued before any row's
-    // reduction. A group taking one row after another (load, reduce, store)
-    // had one row's loads in flight per thread: at 16 columns 5-11x
-    // torch.compile's time, whose Triton kernels hold many rows per program
-    // (bench/results/2026-11-27-h100-row-sweep.md).
+    // half as many threads as the row has slots (a power of two), two slots
+    // each (KILN_SHORT_ROW_SLOTS), so a warp holds two rows or more and each
+    // row's index math, reductions and division are shared by fewer
+    // threads. With a slot per thread (a group of as many threads as slots,
+    // holding kRowsPerGroup rows at once) the rows were issue-bound on an
+    // H200: softmax of 262144x128 f32 0.0770 ms -> 0.0686 with two slots,
+    // layer norm 0.0856 -> 0.0731, RMS norm of 262144x128 bf16 0.0537 ->
+    // 0.0363, 16 columns 0.0769 -> 0.0687, the bias + head split + softmax
+    // (rows of 128 through views) 0.1075 -> 0.0822; four slots a thread was
+    // better for f32 layer norm (0.0684) and worse at 16 columns (0.0850)
+    // and for bf16 RMS norm of 64 columns (0.0428 against 0.0361)
+    // (bench/experiments/short_rows.cpp; bench/results/2026-11-29-h200-rows.md).
+    // A group taking one row after another with a slot per thread had one
+    // row's loads in flight per thread: at 16 columns 5-11x torch.compile's
+    // time (bench/results/2026-11-27-h100-row-sweep.md).
     if (sp.rows >= 2 * sms && slots <= 32) {
       int64_t t = 1;
       while (t < slots)
         t *= 2;
-      sp.tpr = int(t);
-      sp.vpt = 1;
-      sp.rpg = kRowsPerGroup;
+      const int64_t per = std::min<int64_t>(
+          {KILN_SHORT_ROW_SLOTS, int64_t(slots_per_thread), t});
+      sp.tpr = int(t / per);
+      sp.vpt = int(per);
+      sp.rpg = per == 1 ? kRowsPerGroup : 1;
       block = 256;
-      const int64_t per_block = (block / t) * sp.rpg;
+      const int64_t per_block = (block / sp.tpr) * sp.rpg;
       grid = unsigned(std::max<int64_t>(
           1, std::min((sp.rows + per_block - 1) / per_block, sms * 64)));
       return RedMode::rows;

@@ -278,6 +278,8 @@ private:
   std::optional<Value> attention(const CallExpr *c);
   std::optional<Value> join(const CallExpr *c, bool stack);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);
+  std::optional<int64_t> dim_of(const Expr *e, const Expr *of,
+                                const char *what = "dim");
   std::optional<ir::NodeId> operand(const Expr *e);
   bool inplace(const CXXOperatorCallExpr *oc);
   bool assign_tensor(const Expr *lhs, const Expr *rhs, SourceLocation at);

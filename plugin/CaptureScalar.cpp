@@ -198,7 +198,7 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
 std::optional<Value> Capturer::computed_size(const CXXMemberCallExpr *mc) {
   std::optional<int64_t> d;
   if (mc->getNumArgs() == 1) {
-    d = constant_int(mc->getArg(0), "dim of size()");
+    d = dim_of(mc->getArg(0), mc->getImplicitObjectArgument(), "dim of size()");
     if (!d)
       return std::nullopt;
   }

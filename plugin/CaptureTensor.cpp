@@ -510,6 +510,35 @@ std::optional<int64_t> Capturer::constant_int(const Expr *e, const char *what) {
                                           " must be a compile-time constant");
 }
 
+// A dim of the tensor `of` (an op's tensor argument as written): a
+// compile-time constant, or `t.dim() - c` with t the same variable as `of`
+// and c a constant of at least 1: the c-th dim from the end whatever the
+// rank, which is the graph's dim -c. (Eager raises for c past the rank, as
+// -c does; `t.dim() - 0` is no dim of t, and is left to constant_int's
+// message.) `softmax(x, x.dim() - 1)` and `y.transpose(y.dim() - 2,
+// y.dim() - 1)` are how model code often writes the last dims.
+std::optional<int64_t> Capturer::dim_of(const Expr *e, const Expr *of,
+                                        const char *what) {
+  const Expr *s = e->IgnoreParenImpCasts();
+  if (const auto *sub = dyn_cast<BinaryOperator>(s);
+      of && sub && sub->getOpcode() == BO_Sub) {
+    const auto *dim = dyn_cast<CXXMemberCallExpr>(sub->getLHS()->IgnoreParenImpCasts());
+    const CXXMethodDecl *m = dim ? dim->getMethodDecl() : nullptr;
+    if (m && m->getIdentifier() && m->getName() == "dim" &&
+        dim->getNumArgs() == 0 &&
+        is_kiln_tensor(dim->getImplicitObjectArgument()->getType())) {
+      std::optional<SlotId> a = lvalue_slot(dim->getImplicitObjectArgument(), true),
+                            b = lvalue_slot(of, true);
+      Expr::EvalResult r;
+      if (a && b && *a == *b &&
+          sub->getRHS()->EvaluateAsInt(r, ctx_) && r.Val.getInt() >= 1 &&
+          r.Val.getInt().getSignificantBits() <= 64)
+        return -r.Val.getInt().getExtValue();
+    }
+  }
+  return constant_int(e, what);
+}
+
 // Reductions and row-wise ops of kiln/ops.h: op(x), op(x, dim[, keepdim
 // [, correction]]), softmax/log_softmax(x, dim), layer_norm(x, w, b, eps),
 // rms_norm(x, w, eps). Dims, keepdim and the correction are compile-time
@@ -553,7 +582,7 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
     break;
   }
   case ir::CompositeForm::ROWWISE: {
-    auto d = constant_int(c->getArg(1), "dim");
+    auto d = dim_of(c->getArg(1), c->getArg(0));
     if (!d)
       return std::nullopt;
     dims = {*d};
@@ -561,7 +590,7 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
   }
   default: // REDUCE and the reductions: sum, mean, amax, ..., var
     if (n >= 2) {
-      auto d = constant_int(c->getArg(1), "dim");
+      auto d = dim_of(c->getArg(1), c->getArg(0));
       if (!d)
         return std::nullopt;
       dims = {*d};
@@ -771,8 +800,12 @@ std::optional<Value> Capturer::view_method(const CXXMemberCallExpr *c,
       operands.push_back(*n);
     return n.has_value();
   };
+  // Dims of x (unsqueeze's counts in the result's rank, so only a constant).
   auto constant_dim = [&](const Expr *e) {
-    std::optional<int64_t> d = constant_int(e, "dim");
+    std::optional<int64_t> d =
+        ir::view_kind(op) == ViewKind::Unsqueeze
+            ? constant_int(e, "dim")
+            : dim_of(e, c->getImplicitObjectArgument());
     if (!d)
       return false;
     operands.push_back(

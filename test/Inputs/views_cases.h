@@ -58,6 +58,15 @@ COMPILE Tensor bias_heads(const Tensor &x, const Tensor &b, int64_t H) {
   return kiln::softmax(q, -1);
 }
 
+// Dims written from the rank, as model code often names the last dims
+// (`t.dim() - c`: the c-th dim from the end whatever the rank), for a
+// view, a row op and the size of a computed tensor: one kernel, at ranks
+// 2 and 3.
+COMPILE Tensor rank_relative(const Tensor &x) {
+  Tensor t = x.transpose(x.dim() - 2, x.dim() - 1);
+  return kiln::softmax(t, t.dim() - 1) * double(t.size(t.dim() - 1));
+}
+
 // An outer sum, transposed: neither tensor has the work's shape, both are
 // broadcast to it; one reduction kernel.
 COMPILE Tensor outer_then_transpose(const Tensor &col, const Tensor &row) {
@@ -137,6 +146,11 @@ inline int run_views(kiln::Device dev) {
           ref([&] { return V{cpu(head_softmax(f64(x), 4))}; }));
     check("scaled_heads", dt, [&] { return V{scaled_heads(x, 4, 0.25)}; }, 1, 0,
           k(1), ref([&] { return V{cpu(scaled_heads(f64(x), 4, 0.25))}; }));
+    check("rank_relative", dt, [&] { return V{rank_relative(x)}; }, 1, 0, k(1),
+          ref([&] { return V{cpu(rank_relative(f64(x)))}; }));
+    Tensor x2 = input({7, 33}, dt, 15);
+    check("rank_relative [7, 33]", dt, [&] { return V{rank_relative(x2)}; }, 1,
+          0, k(1), ref([&] { return V{cpu(rank_relative(f64(x2)))}; }));
     Tensor hb = input({64}, dt, 14);
     check("bias_heads", dt, [&] { return V{bias_heads(x, hb, 4)}; }, 1, 0, k(1),
           ref([&] { return V{cpu(bias_heads(f64(x), f64(hb), 4))}; }));

@@ -239,6 +239,20 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   return v + 1;
 }
 
+// 26b. A dim written as `t.dim() - c` folds to -c when t is the tensor the
+// op works on (views_cases.h's rank_relative runs it); another tensor's
+// rank, or `t.dim() - 0` (no dim of t), is no constant.
+[[kiln::compile]] Tensor rank_of_another(const Tensor &x, const Tensor &w) {
+  Tensor a = kiln::softmax(x, x.dim() - 1);
+  Tensor b = kiln::softmax(a, w.dim() - 1); // expected-remark {{the dim must be a compile-time constant}}
+  return b + 1;
+}
+[[kiln::compile]] Tensor rank_itself(const Tensor &x) {
+  Tensor a = kiln::exp(x);
+  Tensor b = kiln::sum(a, a.dim() - 0); // expected-remark {{the dim must be a compile-time constant}}
+  return b + 1;
+}
+
 // 27. A global tensor is an input like a parameter: no break.
 [[kiln::compile]] Tensor global_input(const Tensor &x) {
   return x * g_weight + 1;

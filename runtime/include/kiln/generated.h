@@ -305,7 +305,7 @@ bool row_operand(const Tensor &t, const Dims &full, const ReduceGeom &geo,
     }
   st.walk[op] = !detail::group_stride(t, full, 0, geo.d0, st.s[op][0]);
   if (st.walk[op]) {
-    if (outer > int64_t(UINT32_MAX)) // kiln::row_base divides in 32 bits
+    if (outer > int64_t(UINT32_MAX)) // kiln::row_bases divides in 32 bits
       return false;
     st.nouter = n;
     st.from[op] = from < 0 ? n : from;
@@ -448,8 +448,8 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
     // threads. With a slot per thread (a group of as many threads as slots,
     // holding kRowsPerGroup rows at once) the rows were issue-bound on an
     // H200: softmax of 262144x128 f32 0.0770 ms -> 0.0686 with two slots,
-    // layer norm 0.0856 -> 0.0731, RMS norm of 262144x128 bf16 0.0537 ->
-    // 0.0363, 16 columns 0.0769 -> 0.0687, the bias + head split + softmax
+    // layer norm 0.0856 -> 0.0732, RMS norm of 262144x128 bf16 0.0537 ->
+    // 0.0364, 16 columns 0.0769 -> 0.0687, the bias + head split + softmax
     // (rows of 128 through views) 0.1075 -> 0.0822; four slots a thread was
     // better for f32 layer norm (0.0684) and worse at 16 columns (0.0850)
     // and for bf16 RMS norm of 64 columns (0.0428 against 0.0361)

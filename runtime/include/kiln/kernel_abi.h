@@ -123,7 +123,7 @@ inline constexpr int kLoopThreads = 512;
 // stride (a [T, T] mask or a [1, H, 1, 1] per-head scale beside [B, H, T,
 // T] scores, reduced over the last dim), nouter > 0: the outer dims that
 // are not 1, outermost first, and every operand's stride along each; a
-// row's offset is then their sum (row_base: a few divisions per row).
+// row's offset is then their sum (row_bases: a multiply-high per dim).
 // Only the operands that need it walk them (walk[op]), and each only as far
 // out as its outermost non-zero stride (from[op]): beside [B, H, T, T]
 // scores a [T, T] mask costs one division per row, the scores none.
@@ -137,34 +137,13 @@ template <int N> struct RowStrides {
   int from[N] = {};
 };
 
-// Operand op's offset of row (o, i): o the outer index, i the inner. The
-// outer dims are walked with 32-bit division by U32Div (a multiply-high
-// and a shift each, where 64-bit division is a call): kiln::gen::row_operand
-// refuses an outer extent of 2^32 or more when nouter > 0.
-template <int N>
-KILN_HD inline int64_t row_base(const RowStrides<N> &st, int op, int64_t o,
-                                int64_t i) {
-  int64_t b = i * st.s[op][2];
-  if (!st.walk[op])
-    return b + o * st.s[op][0];
-  uint32_t rest = uint32_t(o);
-#ifdef __CUDACC__
-#pragma unroll 1
-#endif
-  for (int d = st.nouter - 1; d >= st.from[op]; --d) {
-    const uint32_t size = uint32_t(st.outer_size[d]),
-                   q = st.outer_div[d].div(rest);
-    b += int64_t(rest - q * size) * st.outer_stride[op][d];
-    rest = q;
-  }
-  return b;
-}
-
-// The offsets of row (o, i) of the operands in `Want` (bit op for operand
-// op) into b[op], as row_base gives them, with the outer dims walked once
-// for all of them: a division per dim and a multiply-add per operand,
-// where row_base divides again for every operand. Operands not in Want
-// are left alone (a kernel asks for the ones a phase reads).
+// The offsets of row (o, i) (o the outer index, i the inner) of the
+// operands in `Want` (bit op for operand op) into b[op]. The outer dims
+// are walked once for all of them, with 32-bit division by U32Div (a
+// multiply-high and a shift each, where 64-bit division is a call;
+// kiln::gen::row_operand refuses an outer extent of 2^32 or more when
+// nouter > 0): a division per dim and a multiply-add per operand. Operands
+// not in Want are left alone (a kernel asks for the ones a phase reads).
 template <uint64_t Want, int N>
 KILN_HD inline void row_bases(const RowStrides<N> &st, int64_t o, int64_t i,
                               int64_t (&b)[N]) {

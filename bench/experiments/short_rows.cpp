@@ -1,6 +1,11 @@
 // Many short rows (at most 32 16-byte slots: 128 f32 or 256 bf16 columns),
 // how a thread group holds them: build once per policy,
-//   clang++ ... -DKILN_SHORT_ROW_SLOTS=1|2|4 short_rows.cpp
+//   cfg=build/bin/kiln-config
+//   clang++-19 -O2 -fplugin=$($cfg --plugin) -fplugin-arg-kiln-arch=sm_90 \
+//     -DKILN_SHORT_ROW_SLOTS=2 $($cfg --cxxflags) bench/experiments/short_rows.cpp \
+//     $($cfg --ldflags) -o short_rows2
+// (the kernels are the same for every policy: only the host's launch
+// rule reads the macro, so the second build takes them from the cache)
 // (kiln::gen::plan_cuda: 1 = a slot per thread and 4 rows a group; 2 or 4
 // slots per thread and a fraction of the threads per row). Prints kernel
 // time (20 back-to-back calls per event pair, median of 30) per workload,

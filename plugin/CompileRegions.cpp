@@ -151,7 +151,20 @@ CompileResult compile_regions(const CompileRequest &req, CompileMemory &mem) {
   auto generate = [&](const codegen::FunctionSpec &spec, bool eager) {
     codegen::FunctionCode code;
     std::string err = guarded([&] {
-      code = eager ? codegen::eager_function(spec) : codegen::compile_function(spec, copts);
+      if (eager) {
+        code = codegen::eager_function(spec);
+        return;
+      }
+      // The combinations the dtype profile recorded for this fast path.
+      if (req.profile)
+        if (auto it = req.profile->by_symbol.find(spec.symbol);
+            it != req.profile->by_symbol.end()) {
+          codegen::FunctionSpec with = spec;
+          with.observed_dtypes = it->second;
+          code = codegen::compile_function(with, copts);
+          return;
+        }
+      code = codegen::compile_function(spec, copts);
     });
     if (!err.empty()) {
       code = codegen::FunctionCode();

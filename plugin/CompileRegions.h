@@ -45,6 +45,8 @@ struct CompileRequest {
   // A graph location back in the source (`fallback` when it is not there).
   std::function<clang::SourceLocation(const ir::Loc &, clang::SourceLocation)>
       source_loc;
+  // -fplugin-arg-kiln-dtype-profile: combinations to compile variants for.
+  const codegen::DtypeProfile *profile = nullptr;
 };
 
 struct CompileResult {

@@ -41,10 +41,13 @@ std::string parse_plugin_arg(llvm::StringRef arg, PluginArgs &args) {
   }
   else if (arg.consume_front("debug-dir="))
     args.debug_dir = arg.str();
+  else if (arg.consume_front("dtype-profile="))
+    args.dtype_profile = arg.str();
   else
     return "unknown argument '" + arg.str() +
            "' (expected dump, remarks, cuda=off, nvcc=<path>, arch=<list>, "
            "cache-dir=<dir>, cache-size=<size>, debug-dir=<dir>, "
+           "dtype-profile=<file>, "
            "W[no-][error=]<group>)";
   return "";
 }

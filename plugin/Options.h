@@ -39,6 +39,10 @@ struct PluginArgs {
   // debug-dir=<dir>: the debug dump's folder (DebugDump.h); "" turns it off.
   // Unset: $KILN_DEBUG_DIR.
   std::optional<std::string> debug_dir;
+  // dtype-profile=<file>: the argument dtype combinations a run recorded
+  // (KILN_DTYPE_PROFILE); each fast path gets a variant per combination
+  // its guards refused (codegen::FunctionSpec::observed_dtypes). "": none.
+  std::string dtype_profile;
 };
 
 // Parses one argument; returns an error message, or "" when it is valid.

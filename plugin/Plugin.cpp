@@ -33,12 +33,15 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendPluginRegistry.h>
 #include <clang/Lex/HeaderSearchOptions.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
 #include <clang/Serialization/ASTDeserializationListener.h>
 
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/ScopeExit.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -132,6 +135,44 @@ public:
       nvcc_ = find_nvcc(args_.nvcc, nvcc_searched_);
     if (!args_.debug_dir->empty())
       dump_ = std::make_unique<DebugDump>(*args_.debug_dir);
+    if (!args_.dtype_profile.empty())
+      read_dtype_profile();
+  }
+
+  // -fplugin-arg-kiln-dtype-profile=<file>. A file that is not there yet
+  // (no run has recorded anything) adds nothing, silently: a build can
+  // always name it.
+  void read_dtype_profile() {
+    const std::string &path = args_.dtype_profile;
+    if (!llvm::sys::fs::exists(path))
+      return;
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
+        llvm::MemoryBuffer::getFile(path);
+    if (!buf) {
+      diag_.warning(WarningGroup::Config, {},
+                    "kiln: cannot read the dtype profile '" + path + "' (" +
+                        buf.getError().message() +
+                        "): no variants come from it");
+      return;
+    }
+    profile_ = codegen::parse_dtype_profile((*buf)->getBuffer().str());
+    // What is compiled depends on the profile, so with -MD the object
+    // depends on it too: a build tool rebuilds when a run adds to it. The
+    // dependency file's generator exists by now (plugins start after the
+    // preprocessor), so it hears of the file as of a __has_include that
+    // found it.
+    if (clang::PPCallbacks *cb = ci_.hasPreprocessor()
+                                     ? ci_.getPreprocessor().getPPCallbacks()
+                                     : nullptr)
+      cb->HasInclude({}, path, /*IsAngled=*/false,
+                     ci_.getFileManager().getOptionalFileRef(path),
+                     clang::SrcMgr::C_User);
+    if (profile_.bad)
+      diag_.warning(WarningGroup::Config, {},
+                    "kiln: " + std::to_string(profile_.bad) +
+                        (profile_.bad == 1 ? " line" : " lines") +
+                        " of the dtype profile '" + path +
+                        "' are not '<symbol> <name>=<dtype>...': ignored");
   }
 
   void Initialize(ASTContext &ctx) override {
@@ -232,6 +273,7 @@ private:
   std::string tensor_header_; // where kiln::Tensor was declared
   std::unique_ptr<DebugDump> dump_; // null unless a debug dir was given
   CompileMemory memory_; // what rewritten functions were before
+  codegen::DtypeProfile profile_; // -fplugin-arg-kiln-dtype-profile
   std::vector<const FunctionDecl *> bodiless_; // annotated, seen without body
   std::vector<const FunctionDecl *> patterns_;     // annotated templates
   llvm::DenseSet<const FunctionDecl *> instantiated_; // their patterns
@@ -404,7 +446,8 @@ void KilnConsumer::handle_one(FunctionDecl *fd) {
                      [&](llvm::StringRef fp) { return symbol_for(fd, fp); },
                      [&](const ir::Loc &l, SourceLocation fallback) {
                        return source_loc(l, fallback);
-                     }};
+                     },
+                     &profile_};
   CompileResult res = compile_regions(req, memory_);
   record_capture(rec, res);
   if (res.codes.empty())

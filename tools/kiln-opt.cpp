@@ -4,7 +4,8 @@
 //            [--print-after-all] [--emit=kir|dot [--dot-kernels]] [-o out]
 //            file.kir|-
 //   kiln-opt --emit=plan|lowered|cuda|host [--dtypes=f32,...] [--no-cuda]
-//            [--arg-dtype=<arg>=<dtype>[+<dtype>...]]... file.kir
+//            [--arg-dtype=<arg>=<dtype>[+<dtype>...]]...
+//            [--dtype-profile=<file>] file.kir
 //
 // --emit=plan|lowered|cuda|host runs the code generator on each graph as the
 // plugin does on a captured function (every dtype specialisation, the
@@ -90,6 +91,12 @@ cl::list<std::string> pins(
              "the dtypes of a tensor argument whatever the others' "
              "(as [[kiln::dtype]] on its parameter); repeatable"),
     cl::value_desc("arg=dtypes"));
+cl::opt<std::string> dtype_profile(
+    "dtype-profile",
+    cl::desc("With --emit=plan|lowered|cuda|host: a dtype profile "
+             "(KILN_DTYPE_PROFILE's file); graph @g's fast path is __kiln_g "
+             "there, as the plugin's -fplugin-arg-kiln-dtype-profile"),
+    cl::value_desc("file"), cl::cat(category));
 cl::list<std::string> dtypes("dtypes", cl::CommaSeparated,
                              cl::desc("With --emit=plan|lowered|cuda|host: dtypes to "
                                       "specialise for (default all floats)"),
@@ -184,6 +191,19 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
       opts.dtypes.push_back(*c);
     }
   }
+  codegen::DtypeProfile profile;
+  if (!dtype_profile.empty()) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
+        llvm::MemoryBuffer::getFile(dtype_profile);
+    if (!buf)
+      return fail("cannot read '" + dtype_profile + "': " +
+                  buf.getError().message());
+    profile = codegen::parse_dtype_profile((*buf)->getBuffer().str());
+    if (profile.bad)
+      llvm::WithColor::warning(llvm::errs(), "kiln-opt")
+          << profile.bad << " line(s) of '" << dtype_profile
+          << "' are not a profile's: ignored\n";
+  }
   std::vector<codegen::FunctionCode> fns;
   for (const ir::Graph &g : graphs) {
     codegen::FunctionSpec spec;
@@ -212,6 +232,9 @@ int generate(const std::vector<ir::Graph> &graphs, llvm::StringRef kir,
     }
     spec.user_name = g.name;
     spec.symbol = "__kiln_" + g.name;
+    if (auto it = profile.by_symbol.find(spec.symbol);
+        it != profile.by_symbol.end())
+      spec.observed_dtypes = it->second;
     codegen::FunctionCode fc = codegen::compile_function(spec, opts);
     if (!fc.error.empty()) {
       ir::Loc l = fc.error_loc;

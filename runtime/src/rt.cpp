@@ -8,6 +8,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace kiln::rt {
 
@@ -38,6 +46,49 @@ bool guard_failed(const char *function, const char *reason) {
   if (log_enabled(kLogGuards))
     log(kLogGuards, "%s: guard failed: %s", function, reason);
   return false;
+}
+
+void note_dtypes(const char *symbol, const char *function,
+                 std::initializer_list<const char *> names,
+                 std::initializer_list<const Tensor *> tensors) {
+  static const char *const path = std::getenv("KILN_DTYPE_PROFILE");
+  if (!path || !*path)
+    return;
+  std::string line = symbol;
+  auto name = names.begin();
+  for (const Tensor *t : tensors) {
+    if (!t->defined()) // the definedness guard comes first; never here
+      return;
+    line += std::string(" ") + *name++ + "=" + dtype_name(t->dtype());
+  }
+  line += std::string(" # ") + function + "\n";
+  static std::mutex mu;
+  static std::set<std::string> written;
+  static bool read = false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!read) { // what earlier runs recorded: not again
+    read = true;
+    if (FILE *f = std::fopen(path, "r")) {
+      char buf[4096];
+      while (std::fgets(buf, sizeof buf, f))
+        written.insert(buf);
+      std::fclose(f);
+    }
+  }
+  if (!written.insert(line).second)
+    return;
+  // One write of the whole line to a file opened for appending: lines of
+  // processes sharing the file do not interleave.
+  int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && ::write(fd, line.data(), line.size()) ==
+                           ssize_t(line.size());
+  if (fd >= 0)
+    ::close(fd);
+  if (!ok)
+    std::fprintf(stderr, "[kiln] KILN_DTYPE_PROFILE: cannot append to '%s'\n",
+                 path);
+  else if (log_enabled(kLogGuards))
+    log(kLogGuards, "%s: recorded its arguments' dtypes in %s", function, path);
 }
 
 bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out) {

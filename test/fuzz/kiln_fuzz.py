@@ -328,6 +328,11 @@ def param_decl(p, pin=None):
                    "double": "double ", "int": "int ", "bool": "bool "}[p.kind] + p.name
 
 
+# --dtype-profile: no [[kiln::dtype]]; the dtype profile of a first run
+# gives the mixed-dtype functions their variants instead.
+PIN_DTYPES = True
+
+
 def pins(fn):
     """[[kiln::dtype]] for each tensor parameter whose dtypes (in the two
     input sets) differ from those of the first floating one (all of them
@@ -343,7 +348,7 @@ def pins(fn):
 
 def render_function(fn, options="", ref=False):
     attr = "static" if ref else "[[kiln::compile%s]]" % ('("%s")' % options if options else "")
-    pinned = {} if ref else pins(fn)
+    pinned = {} if ref or not PIN_DTYPES else pins(fn)
     lines = ["%s %s %s%s(%s) {" % (attr, RET_TYPES[fn.ret], fn.name, "_ref" if ref else "",
                                    ", ".join(param_decl(p, pinned.get(p.name)) for p in fn.params))]
     render_stmts(fn.body, 1, fn, lines, ref)
@@ -1121,6 +1126,7 @@ class Config:
     timeout: int = 300
     include: str = os.path.join(ROOT, "runtime", "include")
     nvcc: str = ""
+    dtype_profile: str = ""  # --dtype-profile: the profile's path
 
     def flags(self):
         f = ["-std=c++20", self.opt, "-g0", "-I" + self.include,
@@ -1137,6 +1143,8 @@ class Config:
         f = ["-fplugin=" + os.path.join(self.build, "lib", "libkiln.so")]
         if not self.cuda:
             f.append("-fplugin-arg-kiln-cuda=off")
+        if self.dtype_profile:
+            f.append("-fplugin-arg-kiln-dtype-profile=" + self.dtype_profile)
         return f
 
     def link(self):
@@ -1210,13 +1218,15 @@ def errors_only(text):
 CASE_RE = re.compile(r"^CASE (\d+) (BEGIN|RESULT|STATS) ?(.*)$")
 
 
-def exec_tu(exe, n, cuda, timeout, forced=False):
+def exec_tu(exe, n, cuda, timeout, forced=False, dtype_profile=""):
     """Runs a TU's cases, each once; a crash or hang marks the case and the
     run resumes after it."""
     results = {}
     start = 0
     env = dict(os.environ)
     env["KILN_LOGS"] = "guards"
+    if dtype_profile:
+        env["KILN_DTYPE_PROFILE"] = dtype_profile
     if forced:
         env["KILN_FORCE_GUARD_FAILURE"] = "1"
     env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
@@ -1355,6 +1365,30 @@ def cmd_run(args, build_only=False):
         shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work, exist_ok=True)
     opaque = opaque_object(cfg, work)
+    if args.dtype_profile and not build_only:
+        # Two rounds: the first build's runs record the dtype combinations
+        # their guards refuse; the second build compiles them.
+        global PIN_DTYPES
+        PIN_DTYPES = False
+        cfg.dtype_profile = os.path.join(work, "dtypes.prof")
+        if os.path.exists(cfg.dtype_profile):
+            os.remove(cfg.dtype_profile)
+        status = 0
+        for rnd in (1, 2):
+            print("\n== round %d of --dtype-profile: %s" % (
+                rnd, "no profile yet; the runs record one" if rnd == 1 else
+                "built with the profile of round 1"), flush=True)
+            builds = build_all(args, cfg, work, opaque)
+            status |= exec_and_report(args, cfg, work, builds, t0, keep=rnd == 1)
+        return status
+    builds = build_all(args, cfg, work, opaque)
+    if build_only:
+        print("built %d TUs into %s" % (len(builds), work))
+        return 0
+    return exec_and_report(args, cfg, work, builds, t0)
+
+
+def build_all(args, cfg, work, opaque):
     plan = tu_plan(args.seed, args.functions, args.per_tu)
     builds = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -1369,16 +1403,14 @@ def cmd_run(args, build_only=False):
     with open(os.path.join(work, "builds.json"), "w") as f:
         json.dump({"seed": args.seed, "functions": args.functions, "builds": builds,
                    "options": args.options}, f, indent=1)
-    if build_only:
-        print("built %d TUs into %s" % (len(builds), work))
-        return 0
-    return exec_and_report(args, cfg, work, builds, t0)
+    return builds
 
 
-def exec_and_report(args, cfg, work, builds, t0):
+def exec_and_report(args, cfg, work, builds, t0, keep=False):
     runs = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futs = {pool.submit(exec_tu, b["exe"], b["n"], args.cuda, cfg.timeout, args.force_guard_failure): b
+        futs = {pool.submit(exec_tu, b["exe"], b["n"], args.cuda, cfg.timeout, args.force_guard_failure,
+                            cfg.dtype_profile): b
                 for b in builds if b["ok"]}
         for f in concurrent.futures.as_completed(futs):
             runs[futs[f]["seed"]] = f.result()
@@ -1410,7 +1442,7 @@ def exec_and_report(args, cfg, work, builds, t0):
         print("reduce one with: %s reduce %s" % (sys.argv[0], saved[0]))
     with open(os.path.join(work, "summary.json"), "w") as f:
         json.dump({"builds": builds, "runs": {str(k): v for k, v in runs.items()}}, f, indent=1, default=str)
-    if not args.out:
+    if not args.out and not keep:
         shutil.rmtree(work, ignore_errors=True) if not saved else None
     return 1 if (failures or any(not b["ok"] for b in builds)) else 0
 
@@ -1616,6 +1648,9 @@ def main():
                     help="run with every guard made to fail: compiled must equal eager exactly")
     ap.add_argument("--include", help="Kiln's headers (default: runtime/include of this tree)")
     ap.add_argument("--nvcc", help="the nvcc the plugin runs (e.g. test/fuzz/nvcc-sm90.sh)")
+    ap.add_argument("--dtype-profile", action="store_true",
+                    help="run: no [[kiln::dtype]] on mixed-dtype parameters; build and run "
+                         "twice, the second build reading the dtype profile the first runs wrote")
     args = ap.parse_args()
     if args.command == "show":
         tu_seed = args.seed + args.function // args.per_tu

@@ -90,6 +90,95 @@ static std::vector<Variant> variant_keys(const FunctionSpec &spec,
   return keys;
 }
 
+// Whether variant v takes a call whose tensor arguments have these dtypes
+// (by arg_index).
+static bool covers(const FunctionSpec &spec, const Variant &v,
+                   const std::map<int, DType> &dts) {
+  const ir::Graph &g = spec.graph;
+  auto conds = condition_args(g);
+  for (NodeId id : g.args()) {
+    const ir::Node &n = g.node(id);
+    if (n.op != Op::Input)
+      continue;
+    DType want = conds.contains(id) ? DType::b8 : v.dtype;
+    for (auto [arg, p] : v.pinned)
+      if (arg == n.arg_index)
+        want = p;
+    DType have = dts.at(n.arg_index);
+    if (have != want && !(attention_mask_only(g, n.arg_index) &&
+                          !is_pinned(spec, n.arg_index) && have == DType::b8))
+      return false;
+  }
+  return true;
+}
+
+// The variants the dtype profile adds (FunctionSpec::observed_dtypes): one
+// per combination seen that names every tensor argument and that no
+// variant in `keys` covers, each argument pinned; `notes` says why one is
+// not added. In the order seen, up to kMaxVariants in all.
+static void observed_keys(const FunctionSpec &spec, std::vector<Variant> &keys,
+                          std::vector<std::string> &notes) {
+  const ir::Graph &g = spec.graph;
+  auto conds = condition_args(g);
+  const int dispatch = dispatch_index(spec);
+  for (const auto &combo : spec.observed_dtypes) {
+    std::map<int, DType> dts;
+    std::string seen;
+    for (const auto &[name, dt] : combo)
+      seen += (seen.empty() ? "'" : ", '") + name + "': " + dtype_name(dt);
+    bool ok = true;
+    for (NodeId id : g.args()) {
+      const ir::Node &n = g.node(id);
+      if (n.op != Op::Input)
+        continue;
+      const std::string name = profile_name(g, n.arg_index);
+      auto it = llvm::find_if(combo, [&](const auto &p) { return p.first == name; });
+      if (it == combo.end()) {
+        notes.push_back("(" + seen + ") from the dtype profile names no '" +
+                        name + "': not compiled (a profile of other code)");
+        ok = false;
+        break;
+      }
+      if (conds.contains(id) && it->second != DType::b8) {
+        notes.push_back("(" + seen + ") from the dtype profile: '" + name +
+                        "' is a where condition, which must be b8: not "
+                        "compiled (eager raises)");
+        ok = false;
+        break;
+      }
+      dts[n.arg_index] = it->second;
+    }
+    if (!ok || dts.size() != combo.size()) {
+      if (ok)
+        notes.push_back("(" + seen + ") from the dtype profile names an "
+                        "argument this function does not have: not compiled "
+                        "(a profile of other code)");
+      continue;
+    }
+    if (llvm::any_of(keys, [&](const Variant &v) { return covers(spec, v, dts); }))
+      continue;
+    if (keys.size() >= kMaxVariants) {
+      notes.push_back("(" + seen + ") from the dtype profile: not compiled, "
+                      "the function has Kiln's limit of " +
+                      std::to_string(kMaxVariants) + " variants");
+      continue;
+    }
+    Variant v;
+    v.name = "p";
+    for (auto [arg, dt] : dts) {
+      v.pinned.push_back({arg, dt});
+      v.name += std::string("_") + dtype_name(dt);
+      if (arg == dispatch)
+        v.dtype = dt;
+    }
+    if (dispatch < 0 || !dts.count(dispatch))
+      v.dtype = dts.begin()->second;
+    v.label = "(" + seen + ") from the dtype profile";
+    v.observed = true;
+    keys.push_back(std::move(v));
+  }
+}
+
 // The captured graph with every tensor argument given its dtype in
 // variant v, then the whole pass pipeline.
 static llvm::Expected<ir::Graph>
@@ -177,6 +266,10 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     fc.error_loc = spec.loc;
     return fc;
   }
+  std::vector<std::string> profile_notes;
+  observed_keys(spec, keys, profile_notes);
+  for (const std::string &note : profile_notes)
+    fc.remarks.push_back({spec.loc, note});
   for (Variant &key : keys) {
     auto g = specialise(spec, key, opts, fc.pass_dumps);
     if (!g) {
@@ -206,6 +299,12 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
       return fc;
     }
     llvm::Expected<sched::KernelPlan> plan = sched::schedule(*g);
+    if (!plan && key.observed) {
+      fc.remarks.push_back(
+          {spec.loc, "no " + key.label + " variant: " +
+                         llvm::toString(plan.takeError())});
+      continue;
+    }
     if (!plan) {
       fc.error_loc = spec.loc;
       llvm::handleAllErrors(

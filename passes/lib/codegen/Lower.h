@@ -33,6 +33,10 @@ struct Variant {
   // "bf16", "bf16_f32". Function and kernel names end with it.
   std::string name;
   std::string label; // for people: "bf16 (w: f32)"
+  // Added by the dtype profile (FunctionSpec::observed_dtypes): every
+  // tensor argument pinned; a pass or the scheduler failing on it drops it
+  // with a remark, as any other variant's pass failure.
+  bool observed = false;
   ir::Graph graph;
   sched::KernelPlan plan;
 };
@@ -148,6 +152,9 @@ low::Expr scratch_bytes(const std::vector<low::ScratchEntry> &layout,
 // The user's name of argument `arg`, quoted ('x'), else "argument N": how
 // guards name arguments.
 std::string arg_name(const ir::Graph &g, int arg);
+// Argument `arg`'s name as the dtype profile spells it: the parameter's
+// name, unquoted, or "@<position>" (1-based) for an unnamed one.
+std::string profile_name(const ir::Graph &g, int arg);
 // A kernel's tensor input as guards name it: an argument as arg_name does,
 // a value an earlier kernel wrote as 'name' (line N).
 std::string operand_name(const ir::Graph &g, ir::NodeId id);

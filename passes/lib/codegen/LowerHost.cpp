@@ -37,6 +37,28 @@ Stmt fail_if(Expr cond, std::string check, std::string message) {
   return guard_check(std::move(cond), {std::move(check), std::move(message)});
 }
 
+// What a failing dtype guard records for the dtype profile: every tensor
+// argument's name and dtype (kiln::rt::note_dtypes).
+static Expr dtype_note(const FunctionSpec &spec, const ir::Graph &g) {
+  std::vector<Expr> names, ptrs;
+  for (NodeId id : g.args())
+    if (g.node(id).op == Op::Input) {
+      names.push_back(str_lit(profile_name(g, g.node(id).arg_index)));
+      ptrs.push_back(addr(arg_of(g, id)));
+    }
+  return call("kiln::rt::note_dtypes",
+              {str_lit(spec.symbol), nm("kFn"), braces(std::move(names)),
+               braces(std::move(ptrs))});
+}
+
+// fail_if for a check of dtypes: a failure also records them.
+static Stmt dtype_fail_if(const FunctionSpec &spec, const ir::Graph &g,
+                          Expr cond, std::string check, std::string message) {
+  Stmt s = fail_if(std::move(cond), std::move(check), std::move(message));
+  s.on_failure = dtype_note(spec, g);
+  return s;
+}
+
 // The tensor arguments and reduced values a full value of reduction kernel
 // k is computed from (through full pointwise nodes).
 void full_leaves(const sched::Kernel &k, const ir::Graph &g, NodeId id,
@@ -345,7 +367,9 @@ struct Host {
     for (NodeId id : g.args()) {
       const ir::Node &n = g.node(id);
       // Pinned arguments: the entry checked them to pick this variant.
-      if (n.op != Op::Input || id == dispatch || is_pinned(spec, n.arg_index))
+      if (n.op != Op::Input || id == dispatch ||
+          llvm::any_of(v.pinned,
+                       [&](auto p) { return p.first == n.arg_index; }))
         continue;
       std::string like = n.type.dtype == v.dtype
                              ? " like " + arg_name(g, g.node(dispatch).arg_index)
@@ -355,14 +379,17 @@ struct Host {
       // kernel takes either (the variant's code does not depend on it).
       if (attention_mask_only(spec.graph, n.arg_index)) {
         const Expr d = method(arg_of(g, id), "dtype");
-        body.push_back(fail_if(
-            d != dtype_expr(DType::b8) && d != dtype_expr(n.type.dtype),
+        body.push_back(dtype_fail_if(
+            spec, g, d != dtype_expr(DType::b8) && d != dtype_expr(n.type.dtype),
             an + " is b8 or " + dt + like + " (an attention mask)",
             an + " is neither b8 nor " + dt + like));
         continue;
       }
-      body.push_back(fail_if(method(arg_of(g, id), "dtype") != dtype_expr(n.type.dtype),
-                             an + " is " + dt + like, an + " is not " + dt + like));
+      body.push_back(dtype_fail_if(spec, g,
+                                   method(arg_of(g, id), "dtype") !=
+                                       dtype_expr(n.type.dtype),
+                                   an + " is " + dt + like,
+                                   an + " is not " + dt + like));
     }
   }
 
@@ -1138,6 +1165,13 @@ std::string arg_name(const ir::Graph &g, int arg) {
   return "argument " + std::to_string(arg + 1);
 }
 
+std::string profile_name(const ir::Graph &g, int arg) {
+  for (NodeId id : g.args())
+    if (g.node(id).arg_index == arg && !g.node(id).name.empty())
+      return g.node(id).name;
+  return "@" + std::to_string(arg + 1);
+}
+
 std::string operand_name(const ir::Graph &g, NodeId id) {
   const ir::Node &n = g.node(id);
   if (n.op == Op::Input)
@@ -1471,8 +1505,8 @@ Stmts lower_entry(const FunctionSpec &spec,
       variants, [](const Variant &v) { return !v.pinned.empty(); });
   const std::string what = pins ? "the tensor arguments' dtypes are those of"
                                 : "the dtype of " + dname + " is";
-  Stmt failure = fail_if(
-      {},
+  Stmt failure = dtype_fail_if(
+      spec, first, {},
       what + " " +
           (variants.size() == 1
                ? compiled + " (the variant compiled)"
@@ -1480,8 +1514,18 @@ Stmts lower_entry(const FunctionSpec &spec,
       (pins ? "the tensor arguments have dtypes" : dname + " has a dtype") +
           std::string(" this function was not compiled for (compiled for ") +
           compiled + ")");
-  // A case whose last variant is conditional falls through to the failure
-  // after the switch.
+  // Within a case the conditional variants come first (the dtype
+  // profile's, every argument pinned, may share a dispatch dtype with a
+  // variant that takes the rest). A case whose last variant is
+  // conditional falls through to the failure after the switch.
+  for (auto &c : cases) {
+    Stmts ordered;
+    for (bool conditional : {true, false})
+      for (Stmt &s : c.second)
+        if ((s.kind != Stmt::Return) == conditional)
+          ordered.push_back(std::move(s));
+    c.second = std::move(ordered);
+  }
   bool falls = false;
   for (auto &c : cases)
     if (c.second.back().kind != Stmt::Return) {

@@ -198,6 +198,16 @@ struct CPrinter {
       std::string msg =
           s.message_expr ? print(s.message_expr) : print(str_lit(s.guard.message));
       std::string fail = "return kiln::rt::guard_failed(kFn, " + msg + ");\n";
+      if (s.on_failure) {
+        std::string note = print(s.on_failure) + ";\n";
+        if (!s.cond) {
+          os << ind << note << ind << fail;
+          return;
+        }
+        os << ind << "if (" << print(s.cond) << ") {\n"
+           << ind << "  " << note << ind << "  " << fail << ind << "}\n";
+        return;
+      }
       if (!s.cond) {
         os << ind << fail;
         return;

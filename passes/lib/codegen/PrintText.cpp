@@ -135,6 +135,7 @@ struct TextPrinter {
          << ", logs "
          << (s.message_expr ? print(s.message_expr)
                             : print(str_lit(s.guard.message)))
+         << (s.on_failure ? ", then " + print(s.on_failure) : std::string())
          << "\n";
       return;
     case Stmt::Launch:

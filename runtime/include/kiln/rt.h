@@ -87,6 +87,18 @@ void cpu_launch(const char *name, int64_t n, int64_t grain,
 // A guard failed: counts a guard failure and a fallback call, logs
 // "<function>: guard failed: <reason>" under KILN_LOGS=guards, returns false.
 bool guard_failed(const char *function, const char *reason);
+
+// A dtype guard failed: the call's tensor arguments have dtypes its fast
+// path was not compiled for. Under KILN_DTYPE_PROFILE=<file>, appends the
+// line "<symbol> <name>=<dtype>... # <function>" to that file (each line
+// once per process, written with one append, so several processes may
+// share a file); the plugin reads it back with
+// -fplugin-arg-kiln-dtype-profile=<file> and compiles a variant for each
+// combination recorded. `names[i]` names `tensors[i]`. Costs nothing when
+// the variable is unset; only a failing guard calls it.
+void note_dtypes(const char *symbol, const char *function,
+                 std::initializer_list<const char *> names,
+                 std::initializer_list<const Tensor *> tensors);
 inline void count_compiled() { bump(kCompiled); }
 
 // A fast path's first check: true (the caller runs the original body) when

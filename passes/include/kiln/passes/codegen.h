@@ -23,6 +23,7 @@
 #include <kiln/passes/ir.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -93,7 +94,25 @@ struct FunctionSpec {
   // `second` has there (a compiled backward's gradient: the dtype of the
   // forward's output, which the backward graph recomputes).
   std::vector<std::pair<int, ir::NodeId>> dtype_from;
+  // Combinations of the tensor arguments' dtypes seen at run time by a
+  // failing dtype guard (the dtype profile: KILN_DTYPE_PROFILE, read back
+  // by -fplugin-arg-kiln-dtype-profile): per entry, each argument's name
+  // and dtype. Each one no other variant covers is one more variant, every
+  // tensor argument pinned to the dtype seen.
+  std::vector<std::vector<std::pair<std::string, DType>>> observed_dtypes;
 };
+
+// A dtype profile: per fast-path symbol, the argument dtype combinations
+// its failing dtype guards recorded (kiln::rt::note_dtypes writes the
+// lines: "<symbol> <name>=<dtype>... # <function>"; blank lines and text
+// after '#' are ignored). Lines that do not parse are counted in `bad`.
+struct DtypeProfile {
+  std::map<std::string,
+           std::vector<std::vector<std::pair<std::string, DType>>>>
+      by_symbol;
+  int bad = 0;
+};
+DtypeProfile parse_dtype_profile(const std::string &text);
 
 // `bool <symbol>_aliased(bool held0, ...)`: the host code's function that
 // checks a FunctionSpec's caller_checks (none when it has none).

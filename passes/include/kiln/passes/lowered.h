@@ -193,6 +193,9 @@ struct Stmt {
   // GuardCheck.
   Guard guard;
   Expr message_expr; // when the message is a run-time value, not a literal
+  // Evaluated (for its effect) when the check fails, before returning: a
+  // dtype guard's kiln::rt::note_dtypes call.
+  Expr on_failure;
   // Launch.
   LaunchInfo launch;
 };

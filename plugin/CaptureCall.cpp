@@ -13,6 +13,7 @@
 #include <clang/AST/Expr.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/StmtCXX.h>
+#include <clang/Lex/Lexer.h>
 
 namespace kiln::plugin::capture {
 
@@ -64,6 +65,8 @@ std::optional<ir::Op> Capturer::host_math_op(const FunctionDecl *callee) {
       {"fabs", ir::Op::Abs},  {"abs", ir::Op::Abs},   {"floor", ir::Op::Floor},
       {"ceil", ir::Op::Ceil}, {"trunc", ir::Op::Trunc},
       {"fmod", ir::Op::Fmod}, {"atan2", ir::Op::Atan2},
+      {"log1p", ir::Op::Log1p}, {"expm1", ir::Op::Expm1},
+      {"log2", ir::Op::Log2}, {"log10", ir::Op::Log10},
       // Halves to even in the default rounding mode, as kiln::round; not
       // std::round, which rounds them away from zero.
       {"rint", ir::Op::Round}, {"nearbyint", ir::Op::Round}};
@@ -80,6 +83,70 @@ std::optional<ir::Op> Capturer::host_math_op(const FunctionDecl *callee) {
   if (name.ends_with("f"))
     return find(name.drop_back());
   return std::nullopt;
+}
+
+// A <cmath> function outside the op table, without side effects (but
+// errno) and of plain values: cbrt, hypot, asin, ... (C's float versions
+// too: cbrtf).
+static bool is_pure_libm(const FunctionDecl *callee) {
+  if (!is_math_function(callee))
+    return false;
+  static const llvm::StringLiteral kPure[] = {
+      "cbrt",  "hypot", "asin",     "acos",     "atan",   "sinh",  "cosh",
+      "asinh", "acosh", "atanh",    "erfc",     "tgamma", "lgamma", "exp2",
+      "logb",  "fmin",  "fmax",     "fdim",     "fma",    "copysign",
+      "nextafter", "remainder", "ldexp", "scalbn"};
+  llvm::StringRef name = callee->getName();
+  for (llvm::StringRef p : kPure)
+    if (name == p || (name.ends_with("f") && name.drop_back() == p))
+      return true;
+  return false;
+}
+
+// A call of is_pure_libm of doubles or floats whose arguments the region's
+// start can evaluate (constants, parameters and sizes the region has not
+// changed): it is evaluated there, by the same call, and passed in as a
+// scalar input (as a shape query is). Of values the region computes it is
+// a graph break: the graph has no op for it.
+std::optional<Value> Capturer::libm_at_entry(const CallExpr *c,
+                                             const FunctionDecl *callee) {
+  QualType rt = c->getType().getCanonicalType().getUnqualifiedType();
+  if (!rt->isSpecificBuiltinType(BuiltinType::Double) &&
+      !rt->isSpecificBuiltinType(BuiltinType::Float))
+    return fail_value(c->getExprLoc(),
+                      "call to " + quoted(callee) + " of '" +
+                          rt.getAsString(ctx_.getPrintingPolicy()) +
+                          "' is not supported yet (of doubles and floats it is)");
+  for (const Expr *a : c->arguments()) {
+    std::string why;
+    if (!guardable(a, why))
+      return fail_value(
+          c->getExprLoc(),
+          "call to " + quoted(callee) + " of a value the region computes is "
+          "not supported yet (outside Kiln's op table, a <cmath> function is "
+          "called where the region starts, so its arguments must be "
+          "constants, parameters or sizes the region has not changed)");
+  }
+  ir::NodeId n = -1;
+  for (const State::Input &in : st.inputs)
+    if (in.expr == c)
+      n = in.node;
+  if (n < 0) {
+    std::string text =
+        Lexer::getSourceText(CharSourceRange::getTokenRange(c->getSourceRange()),
+                             ctx_.getSourceManager(), ctx_.getLangOpts())
+            .str();
+    n = st.b.scalar_input(int(st.inputs.size()), DType::f64,
+                          text.empty() ? callee->getName().str() : text,
+                          loc(c->getExprLoc()));
+    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+    st.inputs.push_back({-1, c, n});
+  }
+  Value v;
+  v.kind = Value::Scalar;
+  v.node = n;
+  v.type = rt;
+  return v;
 }
 
 // A <cmath> function of runtime scalars: the op on weak scalars, computed
@@ -222,6 +289,8 @@ std::optional<Value> Capturer::call(const CallExpr *c) {
   if ((is_std_function(callee, "max") || is_std_function(callee, "min")) &&
       c->getNumArgs() == 2)
     return host_minmax(c, callee, callee->getName() == "max");
+  if (is_pure_libm(callee))
+    return libm_at_entry(c, callee);
   // The standard library is opaque (its bodies are visible, but not made
   // of kiln ops): a call into it is a graph break.
   if (callee->isInStdNamespace() ||

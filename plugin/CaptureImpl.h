@@ -266,6 +266,8 @@ private:
   std::optional<DType> narrowing_dtype(QualType to, SourceLocation at);
   std::optional<Value> computed_size(const clang::CXXMemberCallExpr *mc);
   std::optional<ir::Op> host_math_op(const FunctionDecl *callee);
+  std::optional<Value> libm_at_entry(const CallExpr *c,
+                                     const FunctionDecl *callee);
   std::optional<Value> host_minmax(const CallExpr *c,
                                    const FunctionDecl *callee, bool is_max);
   std::optional<Value> host_math(const CallExpr *c, const FunctionDecl *callee,

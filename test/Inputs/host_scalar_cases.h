@@ -88,6 +88,16 @@ COMPILE Tensor round_away(const Tensor &x, double t, float f) {
   return x * a;
 }
 
+// <cmath> functions outside the op table (cbrt, hypot, atan, C's cbrtf)
+// of parameters and sizes: called where the region starts and passed in;
+// and the table's log1p, expm1, log2, log10 of host values.
+COMPILE Tensor outside_table(const Tensor &x, double t, float f) {
+  double a = std::cbrt(t) + std::hypot(t, double(x.size(-1))) + cbrtf(f) +
+             std::atan(f) + std::log1p(std::fabs(t)) + std::expm1(t * 0.1) +
+             std::log2(std::fabs(t) + 1) + log10f(std::fabs(f) + 1);
+  return x * a;
+}
+
 // size(d) of tensors the function computes: the host reads it from the
 // shape it computed for the kernel writing the tensor (a reduction's, a
 // GEMM's, a view's); what reads the size runs in a later kernel.
@@ -162,6 +172,9 @@ inline int run_host_scalars(kiln::Device dev) {
     for (double t : {1.5, 2.5, -0.5, 0.1, -3.7, 0.49999999999999994, -2.5, 0.25})
       check("round_away", dt,
             [&] { return V{round_away(x, t, float(t) * 3.0f)}; }, 1, 0, k(1));
+    for (double t : {0.75, -2.5, 1e-9})
+      check("outside_table", dt,
+            [&] { return V{outside_table(x, t, float(t) * 3.0f)}; }, 1, 0, k(1));
     for (float t : {1.0f, 0.1f, 3.0f})
       check("float_steps", dt,
             [&] { return V{float_steps(x, t, (int64_t(1) << 24) + 1)}; }, 1, 0,

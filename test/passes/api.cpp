@@ -150,7 +150,7 @@ static void node_fields_round_trip() {
 static void op_table_properties() {
   // CHECK-LABEL: op table:
   // CHECK-NEXT:  commutative: add mul eq ne
-  // CHECK-NEXT:  expensive: div trunc_div pow fmod sin cos tan tanh atan2 exp log sqrt rsqrt erf reciprocal sigmoid silu gelu gelu_tanh
+  // CHECK-NEXT:  expensive: div trunc_div pow fmod sin cos tan tanh atan2 exp log log1p expm1 log2 log10 sqrt rsqrt erf reciprocal sigmoid silu gelu gelu_tanh
   // CHECK-NEXT:  not on b8: sub trunc_div neg floor ceil trunc round fmod
   // CHECK-NEXT:  identities: add -0 sub 0 mul 1 div 1 pow 1
   // CHECK-NEXT:  operators: add + sub - mul * div / neg - gt > lt < ge >= le <= eq == ne !=

@@ -41,7 +41,7 @@ double twice(double);
 }
 
 [[kiln::compile]] Tensor round_math(const Tensor &x, double f) {
-  return x * std::cbrt(f * 2.0); // expected-warning {{call to 'cbrt' is not supported yet (no body to inline)}}
+  return x * std::cbrt(kiln::sin(x).numel() * 2.0); // expected-warning {{call to 'cbrt' of a value the region computes is not supported yet}}
 }
 
 [[kiln::compile]] Tensor unsigned_division(const Tensor &x, unsigned n) {

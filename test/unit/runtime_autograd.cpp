@@ -112,8 +112,11 @@ TEST_P(Autograd, EveryPointwiseOp) {
     std::string name = op_name(op);
     // Domains: positive where the op needs it, away from kinks and ties.
     double lo = -1.5, hi = 1.5, gap = 0.1;
-    if (name == "log" || name == "sqrt" || name == "rsqrt" || name == "pow")
+    if (name == "log" || name == "sqrt" || name == "rsqrt" || name == "pow" ||
+        name == "log2" || name == "log10")
       lo = 0.3, hi = 2.0;
+    if (name == "log1p") // a > -1
+      lo = -0.7, hi = 1.5;
     if (name == "tan")
       lo = -1.0, hi = 1.0;
     // fmod: a / b between 1 and 2 (away from the jumps, trunc(a / b) = 1).

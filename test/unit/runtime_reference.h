@@ -122,6 +122,10 @@ inline double reference(kiln::OpId op, double a, double b, double c,
   case OpId::Tanh: return std::tanh(a);
   case OpId::Exp: return std::exp(a);
   case OpId::Log: return std::log(a);
+  case OpId::Log1p: return std::log1p(a);
+  case OpId::Expm1: return std::expm1(a);
+  case OpId::Log2: return std::log2(a);
+  case OpId::Log10: return std::log10(a);
   case OpId::Sqrt: return std::sqrt(a);
   case OpId::Rsqrt: return 1.0 / std::sqrt(a);
   case OpId::Erf: return std::erf(a);

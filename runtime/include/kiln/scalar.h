@@ -267,6 +267,17 @@ template <class I> KILN_HD inline I fmod(I a, I b) {
 KILN_HD inline float atan2(float a, float b) { return ::atan2f(a, b); }
 KILN_HD inline double atan2(double a, double b) { return ::atan2(a, b); }
 
+// libm's by name here: kiln::log1p (a Tensor op of kiln/ops.h) would hide
+// the global one from the formulas.
+KILN_HD inline float log1p(float a) { return ::log1pf(a); }
+KILN_HD inline double log1p(double a) { return ::log1p(a); }
+KILN_HD inline float expm1(float a) { return ::expm1f(a); }
+KILN_HD inline double expm1(double a) { return ::expm1(a); }
+KILN_HD inline float log2(float a) { return ::log2f(a); }
+KILN_HD inline double log2(double a) { return ::log2(a); }
+KILN_HD inline float log10(float a) { return ::log10f(a); }
+KILN_HD inline double log10(double a) { return ::log10(a); }
+
 // NaN-propagating max/min (torch.maximum / torch.minimum).
 template <class T> KILN_HD inline T maximum(T a, T b) { return (a != a || a > b) ? a : b; }
 template <class T> KILN_HD inline T minimum(T a, T b) { return (a != a || a < b) ? a : b; }

@@ -45,6 +45,14 @@ COMPILE void sgd_master(Tensor &p, const Tensor &grad, double lr) {
   p -= lr * grad;
 }
 
+// In-place updates whose result has another dtype than the updated
+// tensor in the recorded combination: an integer count by a float (eager
+// raises) and a bf16 accumulator by an f32 value (eager casts). Capture
+// wrote no cast, so those variants are not compiled (a remark says why)
+// and such calls keep running the eager body.
+COMPILE void count_up(Tensor &c, const Tensor &x) { c += x; }
+COMPILE void accumulate(Tensor &acc, const Tensor &v) { acc += v * 2; }
+
 inline Tensor int_tensor(kiln::Dims shape, kiln::DType dt, uint64_t seed,
                          kiln::Device dev) {
   kiln::manual_seed(seed);
@@ -94,5 +102,17 @@ inline int run_dtype_profile(int phase, kiln::Device dev) {
     sgd_master(p, g, 0.1);
     return V{p};
   }, c, f, k(2));
+  Tensor c0 = int_tensor({96}, kiln::i64, 12, dev);
+  capture_compare::expect_raises("count_up/i64,f32 raises as eager does", [&] {
+    Tensor c = c0.clone();
+    count_up(c, input({96}, kiln::f32, 15, dev));
+    return c;
+  });
+  Tensor acc0 = input({96}, kiln::bf16, 13, dev), v = input({96}, kiln::f32, 14, dev);
+  check("accumulate/bf16,f32 (eager: a cast)", kiln::bf16, [&] {
+    Tensor acc = acc0.clone();
+    accumulate(acc, v);
+    return V{acc};
+  }, 0, 1);
   return capture_compare::summary();
 }

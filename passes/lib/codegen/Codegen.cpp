@@ -216,6 +216,26 @@ specialise(const FunctionSpec &spec, const Variant &v, const Options &opts,
       });
 }
 
+// Why an argument updated in place (FunctionSpec::into) has a dtype other
+// than its new value's in the specialised graph g; "" when none has.
+static std::string in_place_dtypes(const FunctionSpec &spec, const ir::Graph &g) {
+  for (size_t j = 0; j < spec.into.size() && j < g.outputs.size(); ++j) {
+    if (spec.into[j] < 0)
+      continue;
+    for (const ir::Node &n : g.nodes)
+      if (n.op == Op::Input && n.arg_index == spec.into[j]) {
+        const DType to = n.type.dtype, from = g.node(g.outputs[j]).type.dtype;
+        if (to != from)
+          return "an in-place update of " + arg_name(g, n.arg_index) + " (" +
+                 dtype_name(to) + ") by a result of dtype " + dtype_name(from) +
+                 (can_cast(from, to) ? " needs a cast the captured code does "
+                                       "not make"
+                                     : " raises in eager");
+      }
+  }
+  return "";
+}
+
 static std::string check_outputs(const ir::Graph &g, ir::Loc &where) {
   if (g.outputs.empty())
     return "it returns no tensor";
@@ -230,6 +250,12 @@ static std::string check_outputs(const ir::Graph &g, ir::Loc &where) {
     if (n.op == Op::Input)
       return "";
   return "it has no tensor argument";
+}
+
+// How a remark says a variant was not compiled, before the reason.
+static std::string no_variant(const Variant &v) {
+  return v.observed ? "not compiled for " + v.label + ": "
+                    : "no " + v.label + " variant: ";
 }
 
 FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
@@ -285,13 +311,22 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
           },
           [&](const llvm::ErrorInfoBase &e) { msg = e.message(); });
       fc.remarks.push_back(
-          {at, "no " + key.label + " variant: " + msg});
+          {at, no_variant(key) + msg});
       if (first_error.empty()) {
         first_error = msg;
         first_error_loc = at;
       }
       continue;
     }
+    // A variant of the dtype profile may give an argument updated in
+    // place (`p += x`) another dtype than the result: capture assumed the
+    // variant's one dtype there and wrote no cast. Eager casts the result
+    // or raises; this variant would do neither, so it is not compiled.
+    if (key.observed)
+      if (std::string why = in_place_dtypes(spec, *g); !why.empty()) {
+        fc.remarks.push_back({spec.loc, no_variant(key) + why});
+        continue;
+      }
     ir::Loc where = spec.loc;
     if (std::string err = check_outputs(*g, where); !err.empty()) {
       fc.error = "cannot compile '" + spec.user_name + "': " + err;
@@ -301,7 +336,7 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     llvm::Expected<sched::KernelPlan> plan = sched::schedule(*g);
     if (!plan && key.observed) {
       fc.remarks.push_back(
-          {spec.loc, "no " + key.label + " variant: " +
+          {spec.loc, no_variant(key) +
                          llvm::toString(plan.takeError())});
       continue;
     }

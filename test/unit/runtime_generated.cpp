@@ -400,13 +400,16 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 // for many rows of at most 32 slots (groups of a warp's
                 // lanes); several rows a group only with one slot a thread
                 // (the one-slot kernel holds up to kRowsPerGroup rows), two
-                // slots a thread where the kernels have them.
+                // slots a thread where the kernels have them, four for f32
+                // rows of 16 slots or more (gen::short_row_slots).
                 ASSERT_TRUE(sp.rpg >= 1 && sp.rpg <= kRowsPerGroup);
                 if (sp.tpr < 32 || sp.rpg > 1) {
                   ASSERT_LE(slots, 32);
                   ASSERT_GE(rows, 2 * sms);
                   ASSERT_EQ(block, 256u);
-                  ASSERT_EQ(sp.vpt, slots > 1 && spt >= 2 ? 2 : 1);
+                  ASSERT_EQ(sp.vpt, slots <= 1 || spt < 2             ? 1
+                                    : V == 4 && slots >= 16 && spt >= 4 ? 4
+                                                                        : 2);
                   ASSERT_EQ(sp.rpg, sp.vpt == 1 ? kRowsPerGroup : 1);
                 }
                 break;

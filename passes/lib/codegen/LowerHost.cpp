@@ -1059,7 +1059,8 @@ struct Host {
                                call("kiln::rt::multiprocessor_count", {dev}),
                                nm("grid"), nm("block"),
                                columns ? call("kiln::gen::columns_fit", {st})
-                                       : nm("false")})));
+                                       : nm("false"),
+                               st.field("nouter") != lit(0)})));
       const Expr mode = nm("mode");
       // The rows kernel holding the row: the fewest slots that do, its
       // FULL twin when the row fills every one of them.

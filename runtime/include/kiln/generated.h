@@ -356,11 +356,24 @@ template <int N> bool columns_fit(const RowStrides<N> &st) {
 #ifndef KILN_ROWS_SLOTS
 #define KILN_ROWS_SLOTS 4
 #endif
-// Slots per thread for many short rows (a measurement knob likewise: 1,
-// 2 or 4; bench/experiments/short_rows.cpp).
-#ifndef KILN_SHORT_ROW_SLOTS
-#define KILN_SHORT_ROW_SLOTS 2
+// Slots per thread for many short rows of `slots` 16-byte slots of V
+// elements: four for f32 rows of 16 slots or more (64-128 columns) that
+// need no walk of outer dims, else two. Measured on an H200 (kernel time,
+// ms, two slots -> four; bench/results/2026-11-29-h200-rows.md, run 3):
+// layer norm 524288x64 f32 0.0729 -> 0.0679, 262144x128 0.0731 -> 0.0684,
+// softmax 0.0685 -> 0.0674 at both; but softmax at 16 f32 columns 0.0687
+// -> 0.0849, the bias + head split + softmax (rows of 128 through views)
+// 0.0822 -> 0.0866, RMS norm of 64 bf16 columns 0.0360 -> 0.0428.
+// -DKILN_SHORT_ROW_SLOTS=1|2|4 forces one count for every row (a
+// measurement knob; bench/experiments/short_rows.cpp).
+inline int64_t short_row_slots(int V, int64_t slots, bool walks_outer) {
+#ifdef KILN_SHORT_ROW_SLOTS
+  (void)V, (void)slots, (void)walks_outer;
+  return KILN_SHORT_ROW_SLOTS;
+#else
+  return V == 4 && slots >= 16 && !walks_outer ? 4 : 2;
 #endif
+}
 
 // How to run a reduction kernel on a GPU of `sms` multiprocessors, V
 // elements per 16-byte slot, whose rows kernels keep up to
@@ -373,7 +386,7 @@ template <int N> bool columns_fit(const RowStrides<N> &st) {
 // sp.vpt, sp.splits, sp.cols and the launch shape.
 inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
                          int64_t sms, unsigned &grid, unsigned &block,
-                         bool columns = false) {
+                         bool columns = false, bool walks_outer = false) {
   const int64_t slots = (sp.R + V - 1) / V;
   sp.rpg = 1; // one row a group at a time, unless many short rows below
   sp.cols = 0;
@@ -443,7 +456,8 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
   if (slots <= 512 * int64_t(slots_per_thread)) {
     // Many rows of at most 32 slots (128 f32, 256 bf16 columns): a group of
     // half as many threads as the row has slots (a power of two), two slots
-    // each (KILN_SHORT_ROW_SLOTS), so a warp holds two rows or more and each
+    // each (four for f32 rows of 64-128 columns: short_row_slots), so a
+    // warp holds two rows or more and each
     // row's index math, reductions and division are shared by fewer
     // threads. With a slot per thread (a group of as many threads as slots,
     // holding kRowsPerGroup rows at once) the rows were issue-bound on an
@@ -462,7 +476,7 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
       while (t < slots)
         t *= 2;
       const int64_t per = std::min<int64_t>(
-          {KILN_SHORT_ROW_SLOTS, int64_t(slots_per_thread), t});
+          {short_row_slots(V, slots, walks_outer), int64_t(slots_per_thread), t});
       sp.tpr = int(t / per);
       sp.vpt = int(per);
       sp.rpg = per == 1 ? kRowsPerGroup : 1;

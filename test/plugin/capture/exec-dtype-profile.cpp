@@ -1,21 +1,23 @@
 // The dtype profile on the CPU (test/Inputs/dtype_profile_cases.h): a first
 // build's mixed-dtype calls fall back and a run records them; the second
 // build, reading the profile, compiles a variant for each and the same
-// calls run their kernels. Both against eager.
+// calls run their kernels. Both against eager. The runs that record and
+// read the profile need real guards, so they run so even when the suite
+// makes every guard fail (scripts/test-forced-fallback.sh).
 // RUN: rm -f %t.prof
 // RUN: %kiln_cxx -c -fplugin-arg-kiln-cuda=off -fplugin-arg-kiln-dtype-profile=%t.prof %s -o %t.1.o
 // RUN: %kiln_cxx_eager %t.1.o %kiln_link -o %t.1
-// RUN: env KILN_DTYPE_PROFILE=%t.prof %t.1 1 | FileCheck %s
+// RUN: env -u KILN_FORCE_GUARD_FAILURE KILN_DTYPE_PROFILE=%t.prof %t.1 1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PROFILE --input-file=%t.prof
 // A second run adds nothing: the file holds its combinations already.
-// RUN: env KILN_DTYPE_PROFILE=%t.prof %t.1 1 | FileCheck %s
+// RUN: env -u KILN_FORCE_GUARD_FAILURE KILN_DTYPE_PROFILE=%t.prof %t.1 1 | FileCheck %s
 // RUN: sort %t.prof | uniq -d > %t.dups
 // RUN: not test -s %t.dups
 // RUN: %kiln_cxx -c -fplugin-arg-kiln-cuda=off -fplugin-arg-kiln-dtype-profile=%t.prof -Rpass=kiln -MD -MF %t.d %s -o %t.2.o 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=DEPS --input-file=%t.d
 // RUN: %kiln_cxx_eager %t.2.o %kiln_link -o %t.2
 // RUN: rm -f %t.prof2
-// RUN: env KILN_DTYPE_PROFILE=%t.prof2 %t.2 2 | FileCheck %s
+// RUN: env -u KILN_FORCE_GUARD_FAILURE KILN_DTYPE_PROFILE=%t.prof2 %t.2 2 | FileCheck %s
 // Only what no variant takes is recorded again: the in-place updates
 // whose variants were not compiled.
 // RUN: FileCheck %s --check-prefix=AGAIN --input-file=%t.prof2

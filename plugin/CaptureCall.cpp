@@ -13,7 +13,6 @@
 #include <clang/AST/Expr.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/StmtCXX.h>
-#include <clang/Lex/Lexer.h>
 
 namespace kiln::plugin::capture {
 
@@ -127,24 +126,9 @@ std::optional<Value> Capturer::libm_at_entry(const CallExpr *c,
           "called where the region starts, so its arguments must be "
           "constants, parameters or sizes the region has not changed)");
   }
-  ir::NodeId n = -1;
-  for (const State::Input &in : st.inputs)
-    if (in.expr == c)
-      n = in.node;
-  if (n < 0) {
-    std::string text =
-        Lexer::getSourceText(CharSourceRange::getTokenRange(c->getSourceRange()),
-                             ctx_.getSourceManager(), ctx_.getLangOpts())
-            .str();
-    n = st.b.scalar_input(int(st.inputs.size()), DType::f64,
-                          text.empty() ? callee->getName().str() : text,
-                          loc(c->getExprLoc()));
-    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
-    st.inputs.push_back({-1, c, n});
-  }
   Value v;
   v.kind = Value::Scalar;
-  v.node = n;
+  v.node = entry_input(c, DType::f64, callee->getName());
   v.type = rt;
   return v;
 }

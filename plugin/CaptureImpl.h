@@ -266,6 +266,9 @@ private:
   std::optional<DType> narrowing_dtype(QualType to, SourceLocation at);
   std::optional<Value> computed_size(const clang::CXXMemberCallExpr *mc);
   std::optional<ir::Op> host_math_op(const FunctionDecl *callee);
+  // The graph's scalar input for expression `e`, evaluated where the
+  // region starts and passed in (RegionInput::expr): made once per `e`.
+  ir::NodeId entry_input(const Expr *e, DType dt, llvm::StringRef fallback);
   std::optional<Value> libm_at_entry(const CallExpr *c,
                                      const FunctionDecl *callee);
   std::optional<Value> host_minmax(const CallExpr *c,

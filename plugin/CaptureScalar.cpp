@@ -138,24 +138,9 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
                             "size(d) and numel() are)");
         return computed_size(mc);
       }
-      ir::NodeId n = -1;
-      for (const State::Input &in : st.inputs)
-        if (in.expr == mc)
-          n = in.node;
-      if (n < 0) {
-        std::string text = Lexer::getSourceText(
-                               CharSourceRange::getTokenRange(mc->getSourceRange()),
-                               ctx_.getSourceManager(), ctx_.getLangOpts())
-                               .str();
-        n = st.b.scalar_input(int(st.inputs.size()), DType::i64,
-                              text.empty() ? name.str() : text,
-                              loc(mc->getExprLoc()));
-        st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
-        st.inputs.push_back({-1, mc, n});
-      }
       v = Value();
       v->kind = Value::Scalar;
-      v->node = n;
+      v->node = entry_input(mc, DType::i64, name);
       v->type = plain(mc->getType());
     } else if (name == "item") {
       return fail_value(mc->getExprLoc(),
@@ -190,6 +175,23 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
                                            category_name(want) +
                                            " is not supported yet");
   return v;
+}
+
+ir::NodeId Capturer::entry_input(const Expr *e, DType dt,
+                                 llvm::StringRef fallback) {
+  for (const State::Input &in : st.inputs)
+    if (in.expr == e)
+      return in.node;
+  std::string text =
+      Lexer::getSourceText(CharSourceRange::getTokenRange(e->getSourceRange()),
+                           ctx_.getSourceManager(), ctx_.getLangOpts())
+          .str();
+  ir::NodeId n = st.b.scalar_input(int(st.inputs.size()), dt,
+                                   text.empty() ? fallback.str() : text,
+                                   loc(e->getExprLoc()));
+  st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+  st.inputs.push_back({-1, e, n});
+  return n;
 }
 
 // t.size(d) or t.numel() of a tensor the region computes: a `size` node

@@ -399,6 +399,13 @@ bool Capturer::var_decl(const VarDecl *vd) {
       return fail(vd->getLocation(), "tensor " + quoted(vd) +
                                          " declared without a value is not "
                                          "supported yet");
+    if (undefined_tensor_expr(init)) {
+      // `Tensor out;`, `Tensor out = Tensor();`: undefined until assigned.
+      Value u;
+      u.kind = Value::Undefined;
+      write(intern({vd, {}}, t.getNonReferenceType()), u, true);
+      return true;
+    }
     std::optional<Value> v = tensor(init);
     if (!v)
       return false;

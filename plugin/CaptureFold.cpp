@@ -348,6 +348,23 @@ std::optional<APValue> Capturer::fold(const Expr *e) {
     return fold_binary(b->getOpcode(), *l, *r, b->getLHS()->getType(),
                        b->getType());
   }
+  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(e)) {
+    // t.defined() of a tensor the region holds: false for `Tensor t;` not
+    // assigned yet, true for any tensor value (one the region made, or an
+    // input, which is guarded to be defined).
+    const CXXMethodDecl *m = mc->getMethodDecl();
+    const Expr *obj = mc->getImplicitObjectArgument();
+    if (m && m->getIdentifier() && m->getName() == "defined" &&
+        mc->getNumArgs() == 0 && obj && is_kiln_tensor(obj->getType()) &&
+        isa<DeclRefExpr, MemberExpr>(strip_noop(obj, true, true)))
+      if (std::optional<SlotId> id =
+              lvalue_slot(strip_noop(obj, true, true), /*quiet=*/true))
+        if (auto it = st.values.find(*id); it != st.values.end() &&
+            (it->second.kind == Value::Undefined ||
+             it->second.kind == Value::Tensor))
+          return bool_value(it->second.kind == Value::Tensor);
+    return std::nullopt;
+  }
   if (const auto *c = dyn_cast<ConditionalOperator>(e)) {
     std::optional<APValue> k = fold(c->getCond());
     if (!k || !k->isInt())

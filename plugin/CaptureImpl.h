@@ -60,9 +60,17 @@ inline const Expr *strip_noop(const Expr *e, bool rvalue = false,
 bool is_kiln_class(QualType t, llvm::StringRef name);
 bool is_kiln_dtype(QualType t); // kiln::DType
 
+// A `Tensor()` / `kiln::Tensor{}` (an undefined tensor), seen through
+// temporaries, casts and default arguments.
+bool undefined_tensor_expr(const Expr *e);
+
 // What an expression evaluates to.
 struct Value {
-  enum Kind : uint8_t { None, Tensor, Scalar, Tuple, Closure };
+  // Undefined: a default-constructed kiln::Tensor (`Tensor out;`). Only
+  // assigning it, defined() and passing it as an optional argument (a
+  // norm's weight, linear's bias) are captured; any other use is where
+  // the region ends, and runs eagerly.
+  enum Kind : uint8_t { None, Tensor, Scalar, Tuple, Closure, Undefined };
   Kind kind = None;
   ir::NodeId node = -1; // Tensor; Scalar when known only at run time
   int storage = -1;     // Tensor: which storage it shares (State::storages)
@@ -279,6 +287,7 @@ private:
   std::optional<Value> view_method(const CXXMemberCallExpr *c, ir::Op op,
                                    std::optional<Value> x = std::nullopt);
   std::optional<bool> optional_tensor(const Expr *arg);
+  std::string undefined_use(const Expr *e) const;
   std::optional<Value> product(const CallExpr *c, ir::Op op);
   std::optional<Value> attention(const CallExpr *c);
   std::optional<Value> join(const CallExpr *c, bool stack);

@@ -273,9 +273,23 @@ std::optional<Value> Capturer::tensor(const Expr *e) {
   }
   if (!v)
     return std::nullopt;
+  if (v->kind == Value::Undefined)
+    return fail_value(e->getExprLoc(), undefined_use(e));
   if (v->kind != Value::Tensor)
     return fail_value(e->getExprLoc(), "expected a tensor value here");
   return v;
+}
+
+// Why a use of an undefined tensor (`Tensor out;` before a value is
+// assigned on this path) ends the region.
+std::string Capturer::undefined_use(const Expr *e) const {
+  std::string name = "this tensor";
+  if (const auto *dre = dyn_cast<DeclRefExpr>(skip(e)))
+    name = quoted(dre->getDecl());
+  return name + " is undefined here (default-constructed, no value assigned "
+                "on this path); of an undefined tensor only assignment, "
+                "defined() and optional arguments are captured, so this "
+                "runs eagerly";
 }
 
 std::optional<Value> Capturer::kiln_call(const CallExpr *c,
@@ -624,12 +638,9 @@ std::optional<Value> Capturer::reduction(const CallExpr *c, ir::Op op) {
   return Value::tensor(id, fresh_storage());
 }
 
-// Whether an optional tensor argument (a norm's weight or bias) is there:
-// false for `Tensor()`, a decision on `t.defined()` for a tensor from
-// outside the region, true otherwise (a tensor the region made is defined).
-// nullopt: a failure, or a decision to make.
-std::optional<bool> Capturer::optional_tensor(const Expr *arg) {
-  const Expr *e = strip_noop(arg, true, true);
+// Sees through temporaries, no-op casts and default arguments.
+static const Expr *peel_temporaries(const Expr *e) {
+  e = strip_noop(e, true, true);
   while (true) {
     if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
       e = strip_noop(m->getSubExpr(), true, true);
@@ -639,19 +650,39 @@ std::optional<bool> Capturer::optional_tensor(const Expr *arg) {
       e = strip_noop(d->getExpr(), true, true);
     else if (const auto *w = dyn_cast<ExprWithCleanups>(e))
       e = strip_noop(w->getSubExpr(), true, true);
+    else if (const auto *c = dyn_cast<CXXFunctionalCastExpr>(e);
+             c && c->getCastKind() == CK_ConstructorConversion)
+      e = strip_noop(c->getSubExpr(), true, true);
     else
-      break;
+      return e;
   }
-  if (const auto *ce = dyn_cast<CXXConstructExpr>(e);
-      ce && ce->getNumArgs() == 0 && is_kiln_tensor(ce->getType()))
+}
+
+bool undefined_tensor_expr(const Expr *e) {
+  const auto *ce = dyn_cast<CXXConstructExpr>(peel_temporaries(e));
+  return ce && ce->getNumArgs() == 0 && is_kiln_tensor(ce->getType());
+}
+
+// Whether an optional tensor argument (a norm's weight or bias) is there:
+// false for `Tensor()`, a decision on `t.defined()` for a tensor from
+// outside the region, true otherwise (a tensor the region made is defined).
+// nullopt: a failure, or a decision to make.
+std::optional<bool> Capturer::optional_tensor(const Expr *arg) {
+  if (undefined_tensor_expr(arg))
     return false; // Tensor(), kiln::Tensor{}
+  const Expr *e = peel_temporaries(arg);
   if (!isa<DeclRefExpr, MemberExpr>(e) || !is_kiln_tensor(e->getType()))
     return true;
   std::optional<SlotId> id = lvalue_slot(e, /*quiet=*/true);
   if (failed())
     return std::nullopt;
-  if (!id || st.values.count(*id))
-    return true; // not a tensor from outside, or one the region assigned
+  if (id)
+    if (auto it = st.values.find(*id); it != st.values.end())
+      // A `Tensor w;` not assigned yet, or a tensor the region assigned
+      // or read (an input is guarded to be defined).
+      return it->second.kind != Value::Undefined;
+  if (!id)
+    return true; // not a tensor from outside
   // `e.defined()`, made once per argument: decisions compare conditions by
   // identity, and the rewrite evaluates it at the region's start.
   Expr *&cond = defined_calls_[*id];
@@ -917,6 +948,13 @@ bool Capturer::assign_tensor(const Expr *lhs, const Expr *rhs,
     return fail(at, "assignment to '" + slots_[*id].slot.name() +
                         "' after an in-place update of it in the same region "
                         "is not supported yet");
+  if (undefined_tensor_expr(rhs)) {
+    // `t = Tensor()`: t is undefined from here on.
+    Value u;
+    u.kind = Value::Undefined;
+    write(*id, u, true);
+    return true;
+  }
   std::optional<Value> v = tensor(rhs);
   if (!v)
     return false;
@@ -943,6 +981,8 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
   std::optional<Value> cur = read(*id, oc->getArg(0)->getExprLoc());
   if (!cur)
     return false;
+  if (cur->kind == Value::Undefined)
+    return fail(oc->getOperatorLoc(), undefined_use(oc->getArg(0)));
   std::optional<ir::NodeId> rhs = operand(oc->getArg(1));
   if (!rhs)
     return false;

@@ -567,6 +567,19 @@ bool Planner::finalize(const std::vector<State> &states,
       if (!info.tensor || (!keep(st, id) && !st.copy_back.count(id)))
         continue;
       const Value &v = st.values.find(id)->second;
+      if (v.kind == Value::Undefined) {
+        // A local the region declares is declared before it,
+        // default-constructed: undefined already. Anything else would
+        // need the fast path to reset it.
+        const Slot &sl = cap_.slot(id).slot;
+        if (sl.var && sl.fields.empty() && hoisted.count(sl.var))
+          continue;
+        f = Failure();
+        f.loc = region.front()->getBeginLoc();
+        f.reason = "'" + sl.name() + "' is left undefined (assigned Tensor()) "
+                   "and used after the compiled region (not supported yet)";
+        return false;
+      }
       if (v.kind != Value::Tensor)
         continue;
       const Storage &s = st.storages[v.storage];

@@ -60,11 +60,6 @@ double twice(double);
   return kiln::amax(x).item<double>() > 0 ? x : y; // expected-warning {{the conditional operator '?:' is not supported yet (use kiln::where)}}
 }
 
-[[kiln::compile]] Tensor no_value(const Tensor &x) {
-  Tensor t; // expected-warning {{a default-constructed (undefined) tensor is not supported yet}}
-  return x;
-}
-
 [[kiln::compile("fullgraph")]] Tensor strict(const Tensor &x) {
   log_tensor(x); // expected-error {{kiln: cannot compile 'strict' with "fullgraph": call to 'log_tensor' is not supported yet}}
   return x;

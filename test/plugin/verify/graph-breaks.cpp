@@ -128,12 +128,16 @@ inline Tensor pong(const Tensor &x, int n) { return n ? ping(x * 2, n - 1) : x; 
   return y * calls;
 }
 
-// 14. A tensor declared without a value.
-[[kiln::compile]] Tensor undefined(const Tensor &x) {
+// 14. A tensor declared without a value, used before one is assigned
+// (eager raises there). Assigning it and defined() are captured.
+[[kiln::compile]] Tensor undefined(const Tensor &x, bool flag) {
   Tensor y = kiln::exp(x);
-  Tensor t; // expected-remark {{a default-constructed (undefined) tensor is not supported yet}}
-  t = y;
-  return t + 1;
+  Tensor t;
+  if (flag)
+    t = y;
+  if (!t.defined())
+    y = y * 2;
+  return t + 1; // expected-remark {{'t' is undefined here (default-constructed, no value assigned on this path); of an undefined tensor only assignment, defined() and optional arguments are captured, so this runs eagerly}}
 }
 
 // 15. '?:' between tensors on tensor data (on a host scalar it

@@ -160,6 +160,9 @@ struct State {
   std::vector<std::pair<SlotId, Replay>> replays;
   std::vector<Decision> decisions;
   std::vector<Closure> closures;
+  // Integer scalars known never to be negative (wrapped to an unsigned
+  // type); see Capturer::nonnegative.
+  llvm::DenseSet<ir::NodeId> nonnegative;
   int event = 0;
   bool returned = false;
   // A specialisation that reached code it cannot capture: it runs the
@@ -270,6 +273,8 @@ private:
   bool exact_host_type(QualType t) const;
   bool exact_conversion(QualType from, QualType to) const;
   std::optional<Value> narrowed(const CastExpr *ce, DType want);
+  std::optional<Value> wrapped(const CastExpr *ce, DType want);
+  bool nonnegative(ir::NodeId id) const;
   std::optional<Value> converted(const CastExpr *ce, DType cast_to, DType want);
   std::optional<DType> narrowing_dtype(QualType to, SourceLocation at);
   std::optional<Value> computed_size(const clang::CXXMemberCallExpr *mc);

@@ -11,6 +11,7 @@
 #include <clang/Lex/Lexer.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace kiln::plugin::capture {
 
@@ -239,10 +240,112 @@ bool Capturer::exact_conversion(QualType from, QualType to) const {
 // static_cast does and keeps the kind. Others (to unsigned, to 8 or 16
 // bits) are refused.
 std::optional<Value> Capturer::narrowed(const CastExpr *ce, DType want) {
+  QualType to = plain(ce->getType());
+  if (to->isIntegerType() && !to->isBooleanType() &&
+      !(to->isSignedIntegerType() && ctx_.getIntWidth(to) == 32))
+    return wrapped(ce, want);
   std::optional<DType> through = narrowing_dtype(ce->getType(), ce->getExprLoc());
   if (!through)
     return std::nullopt;
   return converted(ce, *through, want);
+}
+
+// A conversion to an integer type that wraps (to unsigned, to 8 or 16
+// bits, between 64-bit signed and unsigned). C++20 defines it: the value
+// modulo 2^N in the type's range. The graph's integers are int64, so for
+// N < 64 it is C++'s `%` twice and a shift into the range, exact for every
+// int64; to 64 bits, where the graph cannot hold every result, only a
+// value the graph knows is never negative (a size, numel(), dim(), an
+// unsigned value) converts, as itself.
+std::optional<Value> Capturer::wrapped(const CastExpr *ce, DType want) {
+  const Expr *from = ce->getSubExpr();
+  QualType to = plain(ce->getType());
+  std::optional<Value> x = scalar(from);
+  if (!x)
+    return std::nullopt;
+  std::optional<ir::NodeId> xn = materialize(*x, from->getExprLoc());
+  if (!xn)
+    return std::nullopt;
+  if (want != DType::i64)
+    return fail_value(ce->getExprLoc(), "conversion to an integer type used "
+                                        "as a non-integer is not supported "
+                                        "yet");
+  Value r;
+  r.kind = Value::Scalar;
+  r.type = to;
+  const std::string type_name =
+      ce->getType().getNonReferenceType().getUnqualifiedType().getAsString(
+          ctx_.getPrintingPolicy());
+  const unsigned w = ctx_.getIntWidth(to);
+  if (w >= 64) {
+    if (!nonnegative(*xn))
+      return fail_value(ce->getExprLoc(),
+                        "conversion of a runtime scalar that may be negative "
+                        "to '" + type_name + "' is not supported yet (of "
+                        "sizes, numel(), dim() and other values known not to "
+                        "be negative it is)");
+    r.node = *xn;
+    return r;
+  }
+  const SourceLocation at = ce->getExprLoc();
+  auto constant = [&](double v) {
+    ir::NodeId n = st.b.constant(v, DType::i64, loc(at));
+    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+    return n;
+  };
+  const double m = std::ldexp(1.0, int(w));
+  const bool is_signed = to->isSignedIntegerType();
+  // x % m is in (-m, m); adding m (and m/2 for a signed type) makes it
+  // positive and congruent, so a second % lands in [0, m).
+  ir::NodeId rem = add_op(ir::Op::Fmod, {*xn, constant(m)}, at);
+  ir::NodeId up = add_op(ir::Op::Add, {rem, constant(is_signed ? m + m / 2 : m)}, at);
+  r.node = add_op(ir::Op::Fmod, {up, constant(m)}, at);
+  if (is_signed)
+    r.node = add_op(ir::Op::Sub, {r.node, constant(m / 2)}, at);
+  else
+    st.nonnegative.insert(r.node);
+  return r;
+}
+
+// Whether a runtime integer scalar of the graph is never negative: sizes,
+// numel() and dim(), unsigned values, and + * / % of such.
+bool Capturer::nonnegative(ir::NodeId id) const {
+  if (st.nonnegative.count(id))
+    return true;
+  const ir::Node &n = const_cast<ir::GraphBuilder &>(st.b).graph().nodes[id];
+  auto all = [&] {
+    return llvm::all_of(n.operands, [&](ir::NodeId o) { return nonnegative(o); });
+  };
+  switch (n.op) {
+  case ir::Op::Constant:
+    return n.constant >= 0;
+  case ir::Op::Size:
+    return true;
+  case ir::Op::ScalarInput:
+    for (const State::Input &in : st.inputs) {
+      if (in.node != id)
+        continue;
+      if (const auto *mc = dyn_cast_or_null<CXXMemberCallExpr>(in.expr)) {
+        const CXXMethodDecl *m = mc->getMethodDecl();
+        return m && m->getIdentifier() &&
+               (m->getName() == "size" || m->getName() == "numel" ||
+                m->getName() == "dim");
+      }
+      if (in.slot >= 0)
+        return slots_[in.slot].type->isUnsignedIntegerType();
+    }
+    return false;
+  case ir::Op::Add:
+  case ir::Op::Mul:
+  case ir::Op::TruncDiv:
+    return all();
+  case ir::Op::Fmod: // C++'s %: the dividend's sign
+    return nonnegative(n.operands[0]);
+  case ir::Op::Cast:
+    return n.cast_to == DType::i64 && nonnegative(n.operands[0]);
+  default:
+    return false;
+  }
 }
 
 // The dtype a runtime scalar goes through to become a `to` (f32 for a

@@ -123,6 +123,27 @@ COMPILE Tensor heads(const Tensor &x, const Tensor &w, int64_t nh) {
   return kiln::softmax(t * (1.0 / std::sqrt(double(d))), -1) + double(t.size(0));
 }
 
+// Conversions that wrap to unsigned and 8/16-bit types, as C++20 defines
+// them (the value modulo 2^N in the type's range); to size_t of sizes
+// (never negative) as they are.
+COMPILE Tensor wrapping(const Tensor &x, int64_t n) {
+  uint8_t a = (uint8_t)n;
+  int8_t b = static_cast<int8_t>(n);
+  uint16_t c = uint16_t(n / 3);
+  int16_t d = (int16_t)(n - 7);
+  uint32_t e = n;
+  int ai = a, bi = b, ci = c, di = d;
+  return x * double(ai) + double(bi) - double(ci) * 1e-3 + double(di) * 1e-4 +
+         double(e) * 1e-9;
+}
+COMPILE Tensor sizes_unsigned(const Tensor &x) {
+  size_t rows = x.size(0);
+  const std::size_t d = x.size(-1);
+  size_t total = x.numel() * 2 + x.size(0);
+  int64_t half = int64_t(total) / 2;
+  return x * (1.0 / std::sqrt(double(d))) + double(rows) + double(half) * 1e-3;
+}
+
 // std::max and std::min of runtime doubles and integers: `(a < b) ? b : a`
 // and `(b < a) ? b : a`, so the first argument wins ties and NaN
 // comparisons, as the standard says (std::max of a temporary, too).
@@ -185,6 +206,13 @@ inline int run_host_scalars(kiln::Device dev) {
       for (int64_t n : {int64_t(7), (int64_t(1) << 32) + 5, -(int64_t(1) << 31) - 3})
         if (dt != kiln::DType::f16 || t > -1e5)
           check("narrowing", dt, [&] { return V{narrowing(x, t, n)}; }, 1, 0, k(6));
+    for (int64_t n : {int64_t(0), int64_t(-1), int64_t(127), int64_t(128),
+                      int64_t(255), int64_t(-129), int64_t(70000),
+                      int64_t(-70000), int64_t(5000000000),
+                      int64_t(-5000000000), INT64_MAX, INT64_MIN + 7})
+      check("wrapping", dt, [&] { return V{wrapping(x, n)}; }, 1, 0, k(5));
+    check("sizes_unsigned", dt, [&] { return V{sizes_unsigned(big)}; }, 1, 0,
+          k(3));
     // Sizes of computed tensors: two kernels where one reads the other's
     // size (a column sum's launches differ by device: not counted).
     check("mean_by_size", dt, [&] { return V{mean_by_size(big)}; }, 1, 0,

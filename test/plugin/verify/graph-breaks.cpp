@@ -265,13 +265,16 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   return x * g_weight + 1;
 }
 
-// 28. A conversion the graph cannot write as C++ does (to unsigned, to 16
-// bits) breaks at its statement; to float or int32_t it is a graph op.
+// 28. A conversion the graph cannot write as C++ does breaks at its
+// statement: to 64-bit unsigned of a value that may be negative (to
+// float, to 32 bits or fewer, and of sizes to size_t, it is a graph op).
 [[kiln::compile]] Tensor narrowing(const Tensor &x, int64_t n, double t) {
   float f = t;
   int32_t k = n;
-  Tensor y = x * f + double(k);
-  uint32_t u = n; // expected-remark {{conversion of a runtime scalar to 'uint32_t' is not supported yet (it may wrap or round; to float, double, int32 or int64 it is)}}
-  int16_t h = k; // expected-remark {{conversion of a runtime scalar to 'int16_t' is not supported yet}}
-  return y + double(u) + double(h);
+  uint32_t u = n;
+  int16_t h = k;
+  size_t rows = x.size(0);
+  Tensor y = x * f + double(k) + double(u) + double(h) + double(rows);
+  size_t s = n; // expected-remark {{conversion of a runtime scalar that may be negative to 'size_t' is not supported yet (of sizes, numel(), dim() and other values known not to be negative it is)}}
+  return y + double(s); // expected-remark {{'s', an unsigned 64-bit scalar, is not supported yet (its values do not all fit the graph's int64)}}
 }

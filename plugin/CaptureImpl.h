@@ -345,6 +345,10 @@ private:
   unsigned fn_ret_arity_ = 0; // tensors in the function's returned value
   // `t.defined()` conditions made for optional tensors, per slot.
   llvm::DenseMap<SlotId, Expr *> defined_calls_;
+  // `d == -1 || d == x.dim() - 1` conditions made for runtime dims, per
+  // dim (its variable, or its expression) and tensor slot.
+  std::map<std::pair<const void *, SlotId>, Expr *> last_dim_conds_;
+  Expr *last_dim_condition(const Expr *e, const Expr *of);
 };
 
 // Tensors in a returned value of type `t`: 1 for kiln::Tensor, N for a

@@ -550,7 +550,103 @@ std::optional<int64_t> Capturer::dim_of(const Expr *e, const Expr *of,
         return -r.Val.getInt().getExtValue();
     }
   }
+  if (std::optional<APValue> k = fold(e);
+      k && k->isInt() && k->getInt().getSignificantBits() <= 64)
+    return k->getInt().getExtValue();
+  if (failed())
+    return std::nullopt;
+  // A dim known only at run time (a parameter): the region is specialised
+  // for it naming the last dim, as TorchDynamo specialises an int on its
+  // value; a call passing another dim runs eagerly.
+  if (Expr *cond = last_dim_condition(e, of)) {
+    std::optional<bool> last = decided(cond);
+    if (!last)
+      return std::nullopt;
+    if (*last)
+      return -1;
+    return fail_value(e->getBeginLoc(),
+                      std::string("the ") + what + " is a runtime value, "
+                      "compiled for the last dim only (-1" +
+                      (isa<BinaryOperator>(cond) &&
+                               cast<BinaryOperator>(cond)->getOpcode() == BO_LOr
+                           ? " or dim() - 1"
+                           : "") +
+                      "); a call with another dim runs eagerly");
+  }
   return constant_int(e, what);
+}
+
+// `e == -1 || e == of.dim() - 1` (the second test where `of` is a tensor
+// the region's start can name), or `e == -1`: a condition the region's
+// start evaluates, made once per dim expression and tensor, since
+// decisions compare conditions by identity. Null when the region's start
+// cannot evaluate `e`.
+Expr *Capturer::last_dim_condition(const Expr *e, const Expr *of) {
+  // A variable or a member (a dim parameter): not an expression such as
+  // `t.dim() - 0`, which names no dim of t.
+  const Expr *key_e = e->IgnoreParenImpCasts();
+  if (!isa<DeclRefExpr, MemberExpr>(key_e))
+    return nullptr;
+  const void *key = key_e;
+  if (const auto *dre = dyn_cast<DeclRefExpr>(key_e))
+    key = dre->getDecl();
+  std::optional<SlotId> of_slot =
+      of ? lvalue_slot(strip_noop(of, true, true), /*quiet=*/true) : std::nullopt;
+  if (failed())
+    return nullptr;
+  std::string why;
+  Expr *&cond = last_dim_conds_[{key, of_slot.value_or(-1)}];
+  if (cond) // still evaluable at this region's start?
+    return guardable(cond, why) ? cond : nullptr;
+  QualType t = e->getType().getNonReferenceType().getUnqualifiedType();
+  if (!t->isIntegerType() || t->isBooleanType())
+    return nullptr;
+  if (!guardable(e, why))
+    return nullptr;
+  SourceLocation at = e->getBeginLoc();
+  auto *lhs = const_cast<Expr *>(e);
+  auto *one = IntegerLiteral::Create(ctx_, llvm::APInt(ctx_.getIntWidth(t), 1),
+                                     t, at);
+  auto *minus_one =
+      UnaryOperator::Create(ctx_, one, UO_Minus, t, VK_PRValue, OK_Ordinary,
+                            at, false, FPOptionsOverride());
+  Expr *is_minus_one =
+      BinaryOperator::Create(ctx_, lhs, minus_one, BO_EQ, ctx_.BoolTy,
+                             VK_PRValue, OK_Ordinary, at, FPOptionsOverride());
+  cond = is_minus_one;
+  // Also `e == of.dim() - 1`, where `of` is a tensor from outside the
+  // region that it has not changed.
+  if (!of_slot || st.first_write.count(*of_slot) || !nameable_at_entry(*of_slot))
+    return cond;
+  const Expr *obj = strip_noop(of, true, true);
+  const CXXRecordDecl *rd = obj->getType()->getAsCXXRecordDecl();
+  const CXXMethodDecl *md = nullptr;
+  if (rd)
+    for (const NamedDecl *d : rd->lookup(&ctx_.Idents.get("dim")))
+      if (const auto *m = dyn_cast<CXXMethodDecl>(d); m && m->getNumParams() == 0)
+        md = m;
+  if (!md || !md->getReturnType()->isIntegerType())
+    return cond;
+  auto *me = MemberExpr::CreateImplicit(
+      ctx_, const_cast<Expr *>(obj), /*IsArrow=*/false,
+      const_cast<CXXMethodDecl *>(md), ctx_.BoundMemberTy, VK_PRValue,
+      OK_Ordinary);
+  Expr *rank = CXXMemberCallExpr::Create(ctx_, me, {}, md->getReturnType(),
+                                         VK_PRValue, at, FPOptionsOverride());
+  if (!ctx_.hasSameType(md->getReturnType(), t)) // int dim() -> e's type
+    rank = ImplicitCastExpr::Create(ctx_, t, CK_IntegralCast, rank, nullptr,
+                                    VK_PRValue, FPOptionsOverride());
+  Expr *last = BinaryOperator::Create(ctx_, rank, one, BO_Sub, t, VK_PRValue,
+                                      OK_Ordinary, at, FPOptionsOverride());
+  Expr *is_last = BinaryOperator::Create(ctx_, lhs, last, BO_EQ, ctx_.BoolTy,
+                                         VK_PRValue, OK_Ordinary, at,
+                                         FPOptionsOverride());
+  Expr *either =
+      BinaryOperator::Create(ctx_, is_minus_one, is_last, BO_LOr, ctx_.BoolTy,
+                             VK_PRValue, OK_Ordinary, at, FPOptionsOverride());
+  if (guardable(either, why))
+    cond = either;
+  return cond;
 }
 
 // Reductions and row-wise ops of kiln/ops.h: op(x), op(x, dim[, keepdim

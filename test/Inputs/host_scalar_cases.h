@@ -144,6 +144,17 @@ COMPILE Tensor sizes_unsigned(const Tensor &x) {
   return x * (1.0 / std::sqrt(double(d))) + double(rows) + double(half) * 1e-3;
 }
 
+// A dim passed at run time: the region is specialised for the last dim
+// (d == -1, or d == x.dim() - 1 of a tensor from outside the region); a
+// call with another dim runs eagerly.
+COMPILE Tensor softmax_dim(const Tensor &x, int64_t d) {
+  return kiln::softmax(x, d) * 2.0;
+}
+COMPILE Tensor sum_dim(const Tensor &x, int d) {
+  Tensor y = x * 3.0;
+  return kiln::sum(y, d);
+}
+
 // std::max and std::min of runtime doubles and integers: `(a < b) ? b : a`
 // and `(b < a) ? b : a`, so the first argument wins ties and NaN
 // comparisons, as the standard says (std::max of a temporary, too).
@@ -213,6 +224,18 @@ inline int run_host_scalars(kiln::Device dev) {
       check("wrapping", dt, [&] { return V{wrapping(x, n)}; }, 1, 0, k(5));
     check("sizes_unsigned", dt, [&] { return V{sizes_unsigned(big)}; }, 1, 0,
           k(3));
+    // (A specialisation that runs the original code counts as neither a
+    // compiled call nor a fallback.)
+    for (int64_t d : {int64_t(-1), int64_t(1)})
+      check("softmax_dim " + std::to_string(d), dt,
+            [&] { return V{softmax_dim(big, d)}; }, 1, 0, k(2));
+    check("softmax_dim 0", dt, [&] { return V{softmax_dim(big, 0)}; }, 0, 0);
+    // Of y, which the region computes, only d == -1 is known to be the last
+    // dim at the region's start.
+    check("sum_dim -1", dt, [&] { return V{sum_dim(big, -1)}; }, 1, 0, k(2));
+    for (int d : {1, 0, -2})
+      check("sum_dim " + std::to_string(d), dt,
+            [&] { return V{sum_dim(big, d)}; }, 0, 0);
     // Sizes of computed tensors: two kernels where one reads the other's
     // size (a column sum's launches differ by device: not counted).
     check("mean_by_size", dt, [&] { return V{mean_by_size(big)}; }, 1, 0,

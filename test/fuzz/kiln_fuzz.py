@@ -174,7 +174,7 @@ class E:  # an expression
 
 @dataclasses.dataclass
 class S:  # a statement
-    kind: str   # decl, assign, compound, alias, log, if, for, dataif, out, return
+    kind: str   # decl, assign, compound, alias, log, maybe, if, for, dataif, out, return
     name: str = ""
     expr: E = None
     body: list = dataclasses.field(default_factory=list)
@@ -293,6 +293,13 @@ def render_stmts(stmts, ind, fn, out, ref=False):
             out.append("%s%s %s %s;" % (p, s.name, s.attrs["op"], render_expr(s.expr, ref)))
         elif s.kind == "log":
             out.append("%sfuzz_opaque_log(%s);" % (p, s.name))
+        elif s.kind == "maybe":
+            out.append("%sTensor %s;" % (p, s.name))
+            out.append("%sif (%s)" % (p, render_cond(s.attrs["cond"], ref)))
+            out.append("%s  %s = %s;" % (p, s.name, render_expr(s.expr, ref)))
+            out.append("%sif (%s.defined())" % (p, s.name))
+            out.append("%s  %s = %s;" % (p, s.attrs["target"],
+                                         render_expr(maybe_add(s.name, s.attrs["target"]), ref)))
         elif s.kind == "if":
             out.append("%sif (%s) {" % (p, render_cond(s.attrs["cond"], ref)))
             render_stmts(s.body, ind + 1, fn, out, ref)
@@ -636,6 +643,15 @@ def check_stmts(stmts, sc, fn, strict):
         elif s.kind == "log":
             if s.name not in sc.vars:
                 raise Invalid("'%s' is not declared" % s.name)
+        elif s.kind == "maybe":
+            target = s.attrs["target"]
+            if target not in sc.vars or s.name in sc.vars:
+                raise Invalid("maybe: names")
+            if strict:
+                if not maybe_fits(sc, s.name, type_of(s.expr, sc), target):
+                    raise Invalid("maybe: type")
+            else:
+                check_names(s.expr, sc)
         elif s.kind == "if":
             c = s.attrs["cond"]
             if c["kind"] == "data":
@@ -660,6 +676,20 @@ def check_stmts(stmts, sc, fn, strict):
                     check_names(x, sc)
             return True
     return False
+
+
+def maybe_add(name, target):
+    return E("op", "add", [E("var", target), E("var", name)], {"operator": True})
+
+
+def maybe_fits(sc, name, ty, target):
+    """Whether `target = target + name` keeps target's type."""
+    sc2 = sc.copy()
+    sc2.vars[name] = ty
+    try:
+        return type_of(maybe_add(name, target), sc2) == sc.vars[target]
+    except Invalid:
+        return False
 
 
 def check_names(e, sc):
@@ -978,6 +1008,8 @@ class Gen:
             return S("alias", name, E("var", src))
         if roll < 0.8:
             return S("log", r.choice(ts))
+        if roll < 0.83:
+            return self.maybe(sc, fn, locals_)
         if roll < 0.9 and depth < 2:
             cond = self.cond(sc, fn)
             a, b = sc.copy(), sc.copy()
@@ -995,6 +1027,25 @@ class Gen:
             body = self.block(a, fn, depth + 1, r.randint(1, 2))
             return S("for", body=body, attrs={"count": count})
         return None
+
+    def maybe(self, sc, fn, locals_):
+        """`Tensor tN;` assigned under a bool parameter, added to a local
+        where `tN.defined()`: a local that may stay undefined."""
+        r = self.r
+        name = self.local()
+        e = self.expr(sc, fn)
+        try:
+            ty = type_of(e, sc)
+        except Invalid:
+            return None
+        if ty.scalar:
+            return None
+        v = r.choice(locals_)
+        if not maybe_fits(sc, name, ty, v):
+            return None
+        bs = [p.name for p in fn.params if p.kind == "bool"]
+        flag = bs[0] if bs and r.random() < 0.7 else self.new_param(fn, "bool").name
+        return S("maybe", name, e, attrs={"cond": {"kind": "bool", "param": flag}, "target": v})
 
     def fits(self, src, dst):
         try:

@@ -47,11 +47,17 @@ COMPILE void sgd_master(Tensor &p, const Tensor &grad, double lr) {
 
 // In-place updates whose result has another dtype than the updated
 // tensor in the recorded combination: an integer count by a float (eager
-// raises) and a bf16 accumulator by an f32 value (eager casts). Capture
-// wrote no cast, so those variants are not compiled (a remark says why)
-// and such calls keep running the eager body.
+// raises: that variant is not compiled, a remark says why, and such calls
+// keep running the eager body and raise) and a bf16 accumulator by an f32
+// value (eager casts, and so does the variant: the cast is its last op).
+// Where other code reads the uncast result the cast would be wrong, and
+// that variant is not compiled either.
 COMPILE void count_up(Tensor &c, const Tensor &x) { c += x; }
 COMPILE void accumulate(Tensor &acc, const Tensor &v) { acc += v * 2; }
+COMPILE Tensor accumulate_read(Tensor &acc, const Tensor &v) {
+  acc += v * 2;
+  return acc * 3;
+}
 
 inline Tensor int_tensor(kiln::Dims shape, kiln::DType dt, uint64_t seed,
                          kiln::Device dev) {
@@ -109,10 +115,16 @@ inline int run_dtype_profile(int phase, kiln::Device dev) {
     return c;
   });
   Tensor acc0 = input({96}, kiln::bf16, 13, dev), v = input({96}, kiln::f32, 14, dev);
+  Tensor acc_ref = acc0.to(kiln::f64) + v.to(kiln::f64) * 2;
   check("accumulate/bf16,f32 (eager: a cast)", kiln::bf16, [&] {
     Tensor acc = acc0.clone();
     accumulate(acc, v);
     return V{acc};
+  }, c, f, k(2), {acc_ref});
+  check("accumulate_read/bf16,f32", kiln::bf16, [&] {
+    Tensor acc = acc0.clone();
+    Tensor r = accumulate_read(acc, v);
+    return V{acc, r};
   }, 0, 1);
   return capture_compare::summary();
 }

@@ -1083,16 +1083,6 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
   if (!rhs)
     return false;
   const std::string name = slots_[*id].slot.name();
-  // The result keeps the updated tensor's dtype when it and the operand
-  // are of the variant's (floating) dtype, or the operand is a number.
-  // Otherwise it is converted to that dtype (to_into), where eager allows
-  // it; where eager raises, decompose fails the variant and such calls
-  // run the original body.
-  DClass rc = st.dclass[*rhs];
-  const bool keeps =
-      st.dclass[cur->node] == DClass::Variant &&
-      (rc == DClass::Variant ||
-       (rc == DClass::Scalar && st.b.graph().nodes[*rhs].type.dtype != DType::b8));
   if (cur->contiguous)
     return fail(oc->getOperatorLoc(),
                 what + " on '" + name + "', a contiguous() of a tensor from "
@@ -1108,12 +1098,16 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
                 what + " on '" + name + "', which may be one tensor with a "
                 "to() of it or its source (to() returns its object when the "
                 "dtypes agree), is not supported yet");
+  // The result is converted to the updated tensor's dtype (to_into), as
+  // eager does; where eager raises, decompose fails the variant and such
+  // calls run the original body. Where both are of the variant's dtype,
+  // or the operand is a number, this is the identity in the variants of
+  // one floating dtype (decompose drops it), but not in a dtype profile's
+  // variant, which may pin them apart (an i32 `t /= 2.0` raises).
   ir::NodeId m = add_op(*op, {cur->node, *rhs}, oc->getOperatorLoc());
-  if (!keeps) {
-    const DClass dc = st.dclass[cur->node];
-    m = add_op(ir::Op::CastInto, {m, cur->node}, oc->getOperatorLoc());
-    st.dclass[m] = dc;
-  }
+  const DClass dc = st.dclass[cur->node];
+  m = add_op(ir::Op::CastInto, {m, cur->node}, oc->getOperatorLoc());
+  st.dclass[m] = dc;
   switch (storage.kind) {
   case Storage::Fresh: {
     // Every name of this storage sees the update.

@@ -49,9 +49,8 @@ COMPILE void sgd_master(Tensor &p, const Tensor &grad, double lr) {
 // tensor in the recorded combination: an integer count by a float (eager
 // raises: that variant is not compiled, a remark says why, and such calls
 // keep running the eager body and raise) and a bf16 accumulator by an f32
-// value (eager casts, and so does the variant: the cast is its last op).
-// Where other code reads the uncast result the cast would be wrong, and
-// that variant is not compiled either.
+// value (eager casts, and so does the variant, where the update happens:
+// code after it reads the rounded value).
 COMPILE void count_up(Tensor &c, const Tensor &x) { c += x; }
 COMPILE void accumulate(Tensor &acc, const Tensor &v) { acc += v * 2; }
 COMPILE Tensor accumulate_read(Tensor &acc, const Tensor &v) {
@@ -125,6 +124,6 @@ inline int run_dtype_profile(int phase, kiln::Device dev) {
     Tensor acc = acc0.clone();
     Tensor r = accumulate_read(acc, v);
     return V{acc, r};
-  }, 0, 1);
+  }, c, f, k(2));
   return capture_compare::summary();
 }

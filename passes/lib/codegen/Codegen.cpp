@@ -218,44 +218,6 @@ specialise(const FunctionSpec &spec, const Variant &v, const Options &opts,
 
 // Why an argument updated in place (FunctionSpec::into) has a dtype other
 // than its new value's in the specialised graph g; "" when none has.
-// Where eager would cast a profile variant's in-place result to the updated
-// argument's dtype (a bf16 `acc += v` of an f32 v), the graph casts it as
-// its last op, when nothing else reads the uncast value (eager code after
-// the update reads the rounded one).
-static void cast_in_place_results(const FunctionSpec &spec, ir::Graph &g) {
-  for (size_t j = 0; j < spec.into.size() && j < g.outputs.size(); ++j) {
-    if (spec.into[j] < 0)
-      continue;
-    const NodeId out = g.outputs[j];
-    const ir::Node *arg = nullptr;
-    for (const ir::Node &n : g.nodes)
-      if (n.op == Op::Input && n.arg_index == spec.into[j])
-        arg = &n;
-    if (!arg)
-      continue;
-    const DType to = arg->type.dtype, from = g.node(out).type.dtype;
-    if (to == from || !can_cast(from, to) || g.node(out).op == Op::Input)
-      continue;
-    bool other_use = false;
-    for (const ir::Node &n : g.nodes)
-      other_use |= llvm::is_contained(n.operands, out);
-    for (size_t i = 0; i < g.outputs.size(); ++i)
-      other_use |= i != j && g.outputs[i] == out;
-    if (other_use)
-      continue;
-    ir::Node cast;
-    cast.op = Op::Cast;
-    cast.operands = {out};
-    cast.type = g.node(out).type;
-    cast.type.dtype = to;
-    cast.cast_to = to;
-    cast.loc = g.node(out).loc;
-    cast.name = g.node(out).name;
-    g.nodes.push_back(std::move(cast));
-    g.outputs[j] = NodeId(g.nodes.size() - 1);
-  }
-}
-
 static std::string in_place_dtypes(const FunctionSpec &spec, const ir::Graph &g) {
   for (size_t j = 0; j < spec.into.size() && j < g.outputs.size(); ++j) {
     if (spec.into[j] < 0)
@@ -266,8 +228,8 @@ static std::string in_place_dtypes(const FunctionSpec &spec, const ir::Graph &g)
         if (to != from)
           return "an in-place update of " + arg_name(g, n.arg_index) + " (" +
                  dtype_name(to) + ") by a result of dtype " + dtype_name(from) +
-                 (can_cast(from, to) ? " needs a cast of a value other "
-                                       "code reads uncast"
+                 (can_cast(from, to) ? " needs a cast the graph does not "
+                                       "make"
                                      : " raises in eager");
       }
   }
@@ -357,12 +319,10 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
       continue;
     }
     // A variant of the dtype profile may give an argument updated in
-    // place (`p += x`) another dtype than the result: capture assumed the
-    // variant's one dtype there and wrote no cast. Where eager casts the
-    // result, so does the graph now; where it raises, or a cast would be
-    // wrong, this variant is not compiled.
-    if (key.observed)
-      cast_in_place_results(spec, *g);
+    // place (`p += x`) another dtype than the result. Capture writes each
+    // in-place result through to_into, which casts it as eager does (or
+    // fails the variant where eager raises); a graph without one would
+    // hand back the wrong dtype, so such a variant is not compiled.
     if (key.observed)
       if (std::string why = in_place_dtypes(spec, *g); !why.empty()) {
         fc.remarks.push_back({spec.loc, no_variant(key) + why});

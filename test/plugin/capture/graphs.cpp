@@ -65,7 +65,8 @@ static Tensor swish(const Tensor &t, double beta) {
 // CHECK-NEXT:   %1: i64 = const 2
 // CHECK-NEXT:   %acc: f32[*] = mul %x, %1
 // CHECK-NEXT:   %3: f32[*] = add %acc, %x
-// CHECK-NEXT:   return %3
+// CHECK-NEXT:   %4: f32[*] = to_into %3, %acc
+// CHECK-NEXT:   return %4
 [[kiln::compile]] Tensor accumulate(const Tensor &x) {
   Tensor acc = x * 2;
   Tensor alias = acc;

@@ -155,6 +155,10 @@ struct State {
   llvm::DenseMap<SlotId, int> first_write, last_read;
   std::vector<SlotId> written; // in order of first write
   llvm::DenseSet<SlotId> copy_back;
+  // Slots of copy_back assigned a new value after the update: the value
+  // their tensor holds then (written into it before the new one is
+  // assigned).
+  llvm::DenseMap<SlotId, Value> rebound;
   llvm::DenseSet<const VarDecl *> declared;
   llvm::DenseSet<SlotId> unreplayable; // scalars written in loops or calls
   std::vector<std::pair<SlotId, Replay>> replays;

@@ -1040,20 +1040,44 @@ bool Capturer::assign_tensor(const Expr *lhs, const Expr *rhs,
     return fail(at, "assignment to this tensor expression is not supported "
                     "yet (a variable or a member is)");
   }
-  if (st.copy_back.count(*id))
-    return fail(at, "assignment to '" + slots_[*id].slot.name() +
-                        "' after an in-place update of it in the same region "
-                        "is not supported yet");
+  // After an in-place update of an argument, `x = ...` rebinds x: the
+  // tensor x named keeps the update (the fast path writes it there before
+  // the rebinding) and x names the new value. Nothing else of the region
+  // may name that tensor then, since its value would be handed out as a
+  // new tensor, not as the argument.
+  const bool rebinds = st.copy_back.count(*id) && !st.rebound.count(*id);
+  const Value before = rebinds ? st.values.lookup(*id) : Value();
+  auto named_elsewhere = [&](const Value &nv) {
+    if (nv.kind == Value::Tensor && nv.storage == before.storage)
+      return true;
+    for (const auto &[sid, v] : st.values)
+      if (sid != *id && v.kind == Value::Tensor && v.storage == before.storage)
+        return true;
+    for (const auto &[d, v] : st.names)
+      if (v.kind == Value::Tensor && v.storage == before.storage)
+        return true;
+    for (const Closure &c : st.closures)
+      for (const auto &[d, v] : c.copies)
+        if (v.kind == Value::Tensor && v.storage == before.storage)
+          return true;
+    return false;
+  };
+  std::optional<Value> v;
   if (undefined_tensor_expr(rhs)) {
     // `t = Tensor()`: t is undefined from here on.
-    Value u;
-    u.kind = Value::Undefined;
-    write(*id, u, true);
-    return true;
-  }
-  std::optional<Value> v = tensor(rhs);
-  if (!v)
+    v = Value();
+    v->kind = Value::Undefined;
+  } else if (!(v = tensor(rhs))) {
     return false;
+  }
+  if (rebinds) {
+    if (named_elsewhere(*v))
+      return fail(at, "assignment to '" + slots_[*id].slot.name() +
+                          "' after an in-place update of it in the same "
+                          "region, while another name holds the updated "
+                          "tensor, is not supported yet");
+    st.rebound[*id] = before;
+  }
   write(*id, *v, true);
   return true;
 }

@@ -580,10 +580,20 @@ bool Planner::finalize(const std::vector<State> &states,
                    "and used after the compiled region (not supported yet)";
         return false;
       }
+      if (auto rb = st.rebound.find(id); rb != st.rebound.end()) {
+        // Updated in place, then assigned: the update goes into the
+        // tensor first, then the slot names its new value.
+        RegionOutput o;
+        o.kind = RegionOutput::CopyInto;
+        o.slot = info.slot;
+        add_output(o, rb->second, id);
+        if (!keep(st, id))
+          continue;
+      }
       if (v.kind != Value::Tensor)
         continue;
       const Storage &s = st.storages[v.storage];
-      bool in_place = st.copy_back.count(id) > 0;
+      bool in_place = st.copy_back.count(id) > 0 && !st.rebound.count(id);
       // Written back to what it held at the start: nothing to do.
       if (!in_place && s.kind == Storage::Input && s.slot == id &&
           spec.graph.nodes[v.node].op == ir::Op::Input && !v.contiguous)

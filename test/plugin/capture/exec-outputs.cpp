@@ -15,6 +15,12 @@
 // GUARD-FORCED: guard failed: every guard fails (kiln::set_force_guard_failure, KILN_FORCE_GUARD_FAILURE)
 // RUN: %kiln_cxx -c -fplugin-arg-kiln-cuda=off -DBACKEND='"backend=eager"' %s -o %t.eager.o
 // RUN: %kiln_cxx_eager %t.eager.o %kiln_link -o %t.eager && %t.eager | FileCheck %s
+// An update in place then an assignment is one region, unless another
+// name holds the updated tensor.
+// RUN: %kiln_cxx -fsyntax-only -fplugin-arg-kiln-cuda=off -Rpass=kiln %s 2>&1 | FileCheck %s --check-prefix=REMARK
+// REMARK-DAG: remark: kiln: compiled 'update_then_rebind': {{.*}}fused into 1 kernel
+// REMARK-DAG: remark: kiln: compiled 'scale_add_exp': {{.*}}fused into 1 kernel
+// REMARK-DAG: remark: kiln: 'update_keep_rebind' is compiled as two regions from here: assignment to 'x' after an in-place update of it in the same region, while another name holds the updated tensor, is not supported yet
 // CHECK-NOT: MISMATCH
 // CHECK: {{[0-9]+}} cases, 0 mismatches
 #include "capture_compare.h"
@@ -73,6 +79,27 @@ COMPILE Tensor alias_update(const Tensor &x) {
   Tensor a = x;
   a += 1;
   return a * y;
+}
+
+// Updated in place, then assigned: the caller's tensor (and every handle
+// of its storage) keeps the update, the reference names the new value.
+COMPILE Tensor update_then_rebind(Tensor &x, const Tensor &y) {
+  x += y;
+  x = x * 2.0;
+  return x + 1.0;
+}
+COMPILE void scale_add_exp(Tensor &x, const Tensor &y) {
+  x *= 0.5;
+  x += y;
+  x = kiln::exp(x);
+}
+// Another name holds the updated tensor when x is assigned: a split (its
+// value would be handed out as a new tensor, not as the caller's).
+COMPILE Tensor update_keep_rebind(Tensor &x, const Tensor &y) {
+  x += y;
+  Tensor r = x;
+  x = x * 2.0;
+  return r;
 }
 
 // A member assigned and a member updated in place.
@@ -162,6 +189,22 @@ int main() {
       Tensor y = input({4, 6}, dt, 7);
       Tensor r = alias_update(y);
       return V{r, y};
+    }, 2);
+    check("update then rebind", dt, [&] {
+      Tensor y = input({4, 6}, dt, 8), held = y;
+      Tensor r = update_then_rebind(y, row);
+      return V{r, y, held};
+    });
+    check("scale, add, exp", dt, [&] {
+      Tensor y = input({4, 6}, dt, 9), held = y;
+      scale_add_exp(y, x);
+      return V{y, held};
+    });
+    check("update, keep, rebind", dt, [&] {
+      Tensor y = input({4, 6}, dt, 10), held = y;
+      Tensor r = update_keep_rebind(y, x);
+      r += 1.0; // r is the caller's tensor: held sees it
+      return V{r, y, held};
     }, 2);
     check("member step", dt, [&] {
       Momentum opt{input({4, 6}, dt, 5), input({4, 6}, dt, 6), 0.25};

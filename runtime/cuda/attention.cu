@@ -1,5 +1,5 @@
 // Eager CUDA scaled dot-product attention: kiln::detail::cuda_attention
-// (semantics in src/attention_impl.h). One launch per call, of one of two
+// (semantics in src/attention_impl.h). One launch per call, of one of three
 // kernels, chosen on the host:
 //
 // attn_flash_kernel<T, D> - f16/bf16 with D == Dv in {64, 128}, unit last
@@ -14,20 +14,33 @@
 //   key tiles past the diagonal; masks (causal, the tail of S, a bool or
 //   additive mask) are applied per element only in tiles that need them.
 //
-// attn_general_kernel<T, CV> - everything else: f32, f64, head dims up to 256
-//   (CV = ceil(Dv / 64) chunks of value columns), any strides. 256 threads own
-//   BM query rows (64 for f32/f16/bf16, 32 for f64) in a 16 x 16 grid: each
-//   thread scores 4 (f64: 2) rows against 4 (2) keys of each BN-key tile with
-//   FMAs from shared memory, then accumulates its rows x 4 value columns per
-//   64-column chunk. K and V stream through a two-slot ring in 64-column
-//   chunks (cp.async when storage is the compute type, else converting loads),
-//   P goes through shared memory. Compute and accumulation in f32 (f64 for
-//   f64); no tensor cores, no TF32.
+// attn_tiled_kernel<T, CV> - f32, and f16/bf16 the flash kernel does not
+//   take: head dims up to 256 (CV = ceil(Dv / 64) chunks of value columns),
+//   any strides. A CTA of 4 warps (8 when Dv > 128) owns 16 query rows a
+//   warp; each lane holds a 4 x 8 register tile of S = Q K^T (4 rows x 8 keys
+//   of each 64-key tile) and the same 4 rows x 8 value columns of O per
+//   64-column chunk, fed by 16-byte shared-memory loads laid out so that
+//   the hardware packs them (see TiledShape). K and V stream through a
+//   two-slot ring in 64-column chunks (cp.async when storage is f32, else
+//   converting loads); each warp's P goes through its own shared memory,
+//   transposed. The online softmax is the flash kernel's (exp2, scale folded
+//   in, masks per element only in tiles that need them, O rescaled only when
+//   a row's max grows). FMAs in f32 on the CUDA cores: no tensor cores, no
+//   TF32.
 //
-// Both: online softmax with the row's running max, where a row that has seen
-// only -inf uses 0 as its max (so exp gives 0, not NaN) and a row whose
-// weights sum to 0 (every key masked, or S == 0) is 0. NaN scores are skipped
-// by the max and then propagate through exp into the sum and the output.
+// attn_general_kernel<T, CV> - f64: 256 threads own 32 query rows in a
+//   16 x 16 grid: each thread scores 2 rows against 2 keys of each 32-key
+//   tile with FMAs from shared memory, then accumulates its rows x 4 value
+//   columns per 64-column chunk; the same two-slot ring, P through shared
+//   memory. Compute and accumulation in f64. (Its f32 instantiation, 4 x 4
+//   a thread over 64 rows, is what the tiled kernel replaced: 1.23 ms
+//   against 0.88 on the H200 at B16 H8 S1024 D64.)
+//
+// All three: online softmax with the row's running max, where a row that
+// has seen only -inf uses 0 as its max (so exp gives 0, not NaN) and a row
+// whose weights sum to 0 (every key masked, or S == 0) is 0. NaN scores are
+// skipped by the max and then propagate through exp into the sum and the
+// output.
 #include "attention_impl.h"
 #include "cuda_util.cuh"
 #include "kernel_types.h"
@@ -527,7 +540,7 @@ __global__ void __launch_bounds__(FlashShape<D>::kThreads, 2)
   }
 }
 
-// --- path 2: general kernel (any dtype, head dims <= 256, any strides) ---
+// --- path 3: general kernel (f64), and the chunk staging path 2 shares ---
 
 template <class A> struct GeneralShape {
   static constexpr int kThreads = 256;         // 16 x 16
@@ -560,28 +573,37 @@ template <class T> struct Operand {
 };
 
 // Stages rows [r0, r0 + R) x columns [c0, c0 + W) (W <= 64) of operand o
-// into shared memory as A (rows ld elements apart), zero outside o: by
-// cp.async (16 bytes, or one element) when T is A, else by converting loads
-// (all issued before the first store). Not inlined: it is called from a few
-// places of the key loop, and one copy keeps the kernel small.
-template <class T, class A, int R>
+// into shared memory as A (rows ld elements apart), zero outside o, with NT
+// threads: by cp.async (16 bytes, or one element) when T is A, else by
+// converting loads (all issued before the first store). Not inlined: it is
+// called from a few places of the key loop, and one copy keeps the kernel
+// small.
+template <class T, class A, int R, int NT>
 __device__ __noinline__ void general_stage(A *dst, int ld, const Operand<T> o,
                                            int r0, int c0, int W) {
-  constexpr int NT = GeneralShape<A>::kThreads;
   const int tid = int(threadIdx.x);
   if constexpr (std::is_same_v<T, A>) {
     if (o.vec) {
+      // Piece threadIdx % kPerRow of rows threadIdx / kPerRow + kRowStep i:
+      // one address computed, then stepped.
       constexpr int E = int(16 / sizeof(A)), kPerRow = 64 / E;
-      static_assert(R * kPerRow % NT == 0, "whole passes");
+      constexpr int kRowStep = NT / kPerRow;
+      static_assert(NT % kPerRow == 0 && R % kRowStep == 0, "whole passes");
+      const int r = int(threadIdx.x / kPerRow);
+      const int c = int(threadIdx.x % kPerRow) * E;
+      if (c >= W)
+        return;
+      const bool col_ok = c0 + c < o.cols;
+      const int left = o.rows - r0 - r; // this thread's rows i with i < left
+      const T *g = o.base + int64_t(r0 + r) * o.rs + (c0 + c);
+      const int64_t g_step = int64_t(kRowStep) * o.rs;
+      const uint32_t s = smem_addr(dst + r * ld + c);
+      const uint32_t s_step = uint32_t(kRowStep * ld * int(sizeof(A)));
 #pragma unroll
-      for (int it = 0; it < R * kPerRow / NT; ++it) {
-        const int i = tid + it * NT, r = i / kPerRow, c = (i % kPerRow) * E;
-        if (c < W) {
-          const bool ok = r0 + r < o.rows && c0 + c < o.cols;
-          cp_async_16(smem_addr(dst + r * ld + c),
-                      ok ? o.base + int64_t(r0 + r) * o.rs + (c0 + c) : o.base,
-                      ok);
-        }
+      for (int it = 0; it < R / kRowStep; ++it) {
+        const bool ok = col_ok && it * kRowStep < left;
+        cp_async_16(s + it * s_step, ok ? g : o.base, ok);
+        g += g_step;
       }
       return;
     }
@@ -664,11 +686,12 @@ __global__ void __launch_bounds__(
       const int t = c / per_tile, part = c % per_tile;
       A *dst = ring + (c & 1) * (BN * LD);
       if (part < dc)
-        general_stage<T, A, BN>(dst, LD, ko, t * BN, 64 * part,
-                                min(64, p.D4 - 64 * part));
+        general_stage<T, A, BN, Sh::kThreads>(dst, LD, ko, t * BN, 64 * part,
+                                              min(64, p.D4 - 64 * part));
       else
-        general_stage<T, A, BN>(dst, LD, vo, t * BN, 64 * (part - dc),
-                                min(64, p.Dv4 - 64 * (part - dc)));
+        general_stage<T, A, BN, Sh::kThreads>(
+            dst, LD, vo, t * BN, 64 * (part - dc),
+            min(64, p.Dv4 - 64 * (part - dc)));
     }
     cp_async_commit();
   };
@@ -683,8 +706,8 @@ __global__ void __launch_bounds__(
 
   if (ntiles > 0) {
     for (int kc = 0; kc < dc; ++kc)
-      general_stage<T, A, BM>(q_smem + 64 * kc, q_ld, qo, m0, 64 * kc,
-                              min(64, p.D4 - 64 * kc));
+      general_stage<T, A, BM, Sh::kThreads>(q_smem + 64 * kc, q_ld, qo, m0,
+                                            64 * kc, min(64, p.D4 - 64 * kc));
     issue(0);
   }
 
@@ -826,6 +849,283 @@ __global__ void __launch_bounds__(
   }
 }
 
+// --- path 2: register-tiled kernel (f16/bf16/f32, f32 compute) ---
+
+// A CTA of kWarps warps owns kBlockM query rows, 16 a warp. A warp's lanes
+// are 4 row groups rg x 8 key groups kg; lane (rg, kg) owns the warp's rows
+// rg + 4 i (i < 4), keys kg + 8 j (j < 8) of each 64-key tile, and value
+// columns 4 kg + {0..3} and 32 + 4 kg + {0..3} of each 64-column chunk of V:
+// 32 scores, and 32 accumulators a chunk. Per 4 columns of D (or 4 keys of
+// P V) a lane issues 12 LDS.128 for 128 FMAs.
+//
+// Shared memory returns one register a lane per cycle, so an LDS.128 costs
+// 4 cycles of the SM's load path, unless lanes n and n ^ 1 (or n and n ^ 2)
+// read the same address, when the hardware packs it into 2. The lane bits
+// are therefore, low to high, rg0 kg0 rg1 kg1 kg2: loads of K or V (one
+// address per kg) pair lanes n, n ^ 1, loads of Q or P (one per rg) pair
+// n, n ^ 2. Measured on the H200 (B16 H8 S1024 D64): 40 % fewer
+// shared-memory wavefronts than with rg = lane / 8, and no more stalls on
+// shared loads. Within each load the 4 rows or 8 keys or columns a warp
+// reads are consecutive, in distinct bank groups.
+template <int CV> struct TiledShape {
+  // D <= 128: 4 warps, two or three CTAs an SM. Wider value rows hold 96 or
+  // 128 accumulators a lane, so one CTA an SM: 8 warps keep enough warps to
+  // issue from (measured, D 256: 0.89 ms against 1.13 with 4).
+  static constexpr int kWarps = CV <= 2 ? 4 : 8;
+  static constexpr int kThreads = 32 * kWarps;
+  static constexpr int kTM = 4; // rows per lane
+  static constexpr int kTN = 8; // keys per lane, and value columns a chunk
+  static constexpr int kWarpRows = 4 * kTM;
+  static constexpr int kBlockM = kWarps * kWarpRows;
+  static constexpr int kBlockN = 8 * kTN; // 64
+  // K/V chunk rows (64 columns) padded by 16 bytes: 8 consecutive rows
+  // fall in distinct bank groups.
+  static constexpr int kLd = 64 + 4;
+  // A warp's P, transposed: a row of its 16 query rows per key, lane
+  // (rg, kg)'s four rows at 4 rg (so one LDS.128 reads them).
+  static constexpr int kPLd = kWarpRows + 4;
+  // The inner loops (4 columns of D, or 4 keys, a step) are unrolled this
+  // many steps, not fully: the fully unrolled kernel stalled on instruction
+  // fetch (its two hot loops were 72 KB of code).
+  static constexpr int kUnroll = 4;
+  // Registers: 32 scores, 32 CV accumulators and the 48 operands of one
+  // step (168 for CV 1: three CTAs an SM, as shared memory allows).
+  static constexpr int kMinBlocks = CV == 1 ? 3 : CV == 2 ? 2 : 1;
+  // Shared memory: the K/V ring, each warp's P, then Q (q_ld a row).
+  static constexpr size_t smem_bytes(int q_ld) {
+    return sizeof(float) *
+           size_t(2 * kBlockN * kLd + kWarps * kBlockN * kPLd + kBlockM * q_ld);
+  }
+};
+
+template <class T, int CV>
+__global__ void __launch_bounds__(TiledShape<CV>::kThreads,
+                                  TiledShape<CV>::kMinBlocks)
+    attn_tiled_kernel(const AttnParams p) {
+  using Sh = TiledShape<CV>;
+  constexpr int NT = Sh::kThreads, BM = Sh::kBlockM, BN = Sh::kBlockN;
+  constexpr int TM = Sh::kTM, TN = Sh::kTN, LD = Sh::kLd, PLD = Sh::kPLd;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float *const ring = reinterpret_cast<float *>(smem_raw); // [2][BN][LD]
+  float *const p_all = ring + 2 * BN * LD;                 // [kWarps][BN][PLD]
+  float *const q_smem = p_all + Sh::kWarps * BN * PLD;     // [BM][q_ld]
+
+  const BlockWork<T> w = block_work<T, BM, BN>(p);
+  const int64_t bh = w.bh, moff = w.moff;
+  const int m0 = w.m0, ntiles = w.ntiles;
+
+  const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31;
+  // Lane bits rg0 kg0 rg1 kg1 kg2 (see TiledShape); a row's 8 lanes differ
+  // in the kg bits, lane masks 2, 8 and 16.
+  const int rg = (lane & 1) | ((lane >> 1) & 2);
+  const int kg = ((lane >> 1) & 1) | ((lane >> 2) & 6);
+  constexpr int kRowLanes[3] = {2, 8, 16};
+  const int row0 = warp * Sh::kWarpRows + rg; // this lane's first CTA row
+  float *const p_warp = p_all + warp * BN * PLD;
+  const int q_ld = p.q_ld, dc = p.dc;
+
+  const Operand<T> qo{w.q, p.qs[2], p.qs[3], p.L, p.D, p.q_vec};
+  const Operand<T> ko{w.k, p.ks[2], p.ks[3], p.S, p.D, p.k_vec};
+  const Operand<T> vo{w.v, p.vs[2], p.vs[3], p.S, p.Dv, p.v_vec};
+
+  // Each key tile is dc chunks of K columns, then CV chunks of V columns,
+  // streamed through the two ring slots one chunk ahead. issue() starts the
+  // next chunk not yet started: part `part` of key tile `it`.
+  int issued = 0, it = 0, part = 0;
+  auto issue = [&]() {
+    if (it < ntiles) {
+      float *dst = ring + (issued & 1) * (BN * LD);
+      if (part < dc)
+        general_stage<T, float, BN, NT>(dst, LD, ko, it * BN, 64 * part,
+                                        min(64, p.D4 - 64 * part));
+      else
+        general_stage<T, float, BN, NT>(dst, LD, vo, it * BN, 64 * (part - dc),
+                                        min(64, p.Dv4 - 64 * (part - dc)));
+      if (++part == dc + CV)
+        part = 0, ++it;
+    }
+    ++issued;
+    cp_async_commit();
+  };
+  // Waits for the next chunk (and every thread's use of the one before),
+  // starts the one after.
+  int chunk = 0;
+  auto next_chunk = [&]() -> const float * {
+    cp_async_wait_all();
+    __syncthreads();
+    issue();
+    return ring + (chunk++ & 1) * (BN * LD);
+  };
+
+  if (ntiles > 0) {
+    for (int kc = 0; kc < dc; ++kc)
+      general_stage<T, float, BM, NT>(q_smem + 64 * kc, q_ld, qo, m0, 64 * kc,
+                                      min(64, p.D4 - 64 * kc));
+    issue();
+  }
+
+  float o[CV][TM][8];
+  float row_max[TM], row_sum[TM]; // row_sum: this lane's keys only
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    row_max[i] = -INFINITY;
+    row_sum[i] = 0.f;
+#pragma unroll
+    for (int c = 0; c < CV; ++c)
+#pragma unroll
+      for (int x = 0; x < 8; ++x)
+        o[c][i][x] = 0.f;
+  }
+
+  for (int t = 0; t < ntiles; ++t) {
+    const int n0 = t * BN;
+    float s[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j)
+        s[i][j] = 0.f;
+
+    // S = Q K^T over the K chunks (columns zero-padded to a multiple of 4).
+    for (int kc = 0; kc < dc; ++kc) {
+      const float *kt = next_chunk() + kg * LD;
+      const float *qt = q_smem + row0 * q_ld + 64 * kc;
+      const int dn = min(64, p.D4 - 64 * kc);
+      auto step = [&](int d) {
+        float qv[TM][4], kv[TN][4];
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+          load4(qt + 4 * i * q_ld + d, qv[i]);
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+          load4(kt + 8 * j * LD + d, kv[j]);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+              s[i][j] = fmaf(qv[i][e], kv[j][e], s[i][j]);
+      };
+#pragma unroll Sh::kUnroll
+      for (int d = 0; d < dn; d += 4)
+        step(d);
+    }
+
+    // Scores in log2 units are f * s: in tiles without masks f is
+    // scale * log2(e) (folded into the exponent's FMA, the max taken on s);
+    // tiles that can meet a mask (or a scale < 0 or not finite, where the
+    // max of s is not the max of f * s) scale and mask s in place, f = 1.
+    float f = p.scale_log2;
+    if (p.mask != nullptr || n0 + BN > p.S || (p.causal && n0 + BN - 1 > m0) ||
+        !(f >= 0.f && f < INFINITY)) {
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+          s[i][j] = masked_score<T, float>(p, moff, m0 + row0 + 4 * i,
+                                           n0 + kg + 8 * j, s[i][j] * f,
+                                           float(kLog2e));
+      f = 1.f;
+    }
+
+    // Online softmax; a row lives in the 8 lanes of one row group. O is
+    // rescaled only when some row of the warp has a new max (rarely, after
+    // the first tiles).
+    float alpha[TM];
+    bool grew = false;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < TN; ++j)
+        mx = fmaxf(mx, s[i][j]);
+#pragma unroll
+      for (int r = 0; r < 3; ++r)
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, kRowLanes[r]));
+      const float m_new = fmaxf(row_max[i], mx * f);
+      const float m_use = m_new == -INFINITY ? 0.f : m_new;
+      alpha[i] = exp2_approx(row_max[i] - m_use);
+      grew |= m_new != row_max[i];
+      row_max[i] = m_new;
+      float sum = 0.f;
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        s[i][j] = exp2_approx(fmaf(s[i][j], f, -m_use));
+        sum += s[i][j];
+      }
+      row_sum[i] = row_sum[i] * alpha[i] + sum;
+    }
+    // An unchanged max has alpha 1; one that stays -inf has alpha 0 but O
+    // still 0 (only zero weights so far).
+    if (__any_sync(0xffffffffu, grew)) {
+#pragma unroll
+      for (int c = 0; c < CV; ++c)
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int x = 0; x < 8; ++x)
+            o[c][i][x] *= alpha[i];
+    }
+    // P to this warp's P^T (the warp's previous reads of it are behind the
+    // barrier in next_chunk).
+#pragma unroll
+    for (int j = 0; j < TN; ++j)
+      *reinterpret_cast<float4 *>(p_warp + (kg + 8 * j) * PLD + 4 * rg) =
+          make_float4(s[0][j], s[1][j], s[2][j], s[3][j]);
+
+    // O += P V, one 64-column chunk of V at a time (P is visible to the
+    // warp after the barrier in next_chunk).
+    const float *pt = p_warp + 4 * rg;
+#pragma unroll
+    for (int c = 0; c < CV; ++c) {
+      const float *vt = next_chunk() + 4 * kg;
+#pragma unroll Sh::kUnroll
+      for (int n = 0; n < BN; n += 4) {
+        float pv[4][4], vv[4][8];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          load4(pt + (n + e) * PLD, pv[e]);
+          load4(vt + (n + e) * LD, *reinterpret_cast<float(*)[4]>(&vv[e][0]));
+          load4(vt + (n + e) * LD + 32,
+                *reinterpret_cast<float(*)[4]>(&vv[e][4]));
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int x = 0; x < 8; ++x)
+              o[c][i][x] = fmaf(pv[e][i], vv[e][x], o[c][i][x]);
+      }
+    }
+  }
+  cp_async_wait_all(); // nothing may be in flight when the CTA exits
+
+  T *out =
+      static_cast<T *>(p.out) + (bh / p.Hq) * p.os[0] + (bh % p.Hq) * p.os[1];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    float l = row_sum[i];
+#pragma unroll
+    for (int r = 0; r < 3; ++r)
+      l += __shfl_xor_sync(0xffffffffu, l, kRowLanes[r]);
+    const float inv = l == 0.f ? 0.f : 1.f / l;
+    const int row = m0 + row0 + 4 * i;
+    if (row >= p.L)
+      continue;
+    T *dst = out + int64_t(row) * p.os[2];
+#pragma unroll
+    for (int c = 0; c < CV; ++c)
+#pragma unroll
+      for (int x = 0; x < 8; ++x) {
+        const int col = 64 * c + 32 * (x >> 2) + 4 * kg + (x & 3);
+        if (col < p.Dv)
+          dst[col] = scalar::store<T>(o[c][i][x] * inv);
+      }
+  }
+}
+
 // --- host side ---
 
 namespace {
@@ -879,23 +1179,31 @@ void launch_flash(const AttnArgs &a, AttnParams &p, int device) {
                device);
 }
 
-template <class T, int CV>
-void launch_general(const AttnArgs &a, AttnParams &p, int device) {
+// The general and tiled kernels' shared-memory layout of Q and K/V chunks
+// (E elements per 16 bytes of the compute type A) and which operands
+// stage by 16-byte cp.async. Q rows are padded by 16 bytes and chosen so
+// that 4 consecutive rows fall in distinct bank groups.
+template <class T>
+void chunk_layout(const AttnArgs &a, AttnParams &p) {
   using A = scalar::opmath_t<T>;
-  using Sh = GeneralShape<A>;
-  constexpr int E = Sh::kE;
+  constexpr int E = int(16 / sizeof(A));
   p.D4 = int((a.D + 3) / 4 * 4);
   p.Dv4 = int((a.Dv + 3) / 4 * 4);
   p.dc = std::max(1, (p.D4 + 63) / 64);
-  // Q rows padded by 16 bytes, and not a multiple of 32 banks apart.
   p.q_ld = p.D4 + E;
-  if (p.q_ld * int(sizeof(A)) % 128 == 0)
+  while (p.q_ld * int(sizeof(A)) % 64 == 0)
     p.q_ld += E;
   constexpr bool same = std::is_same_v<T, A>;
   p.q_vec = same && rows_vectorizable(a.q, a.q_stride, a.B, a.Hq, a.L, a.D, E);
   p.k_vec = same && rows_vectorizable(a.k, a.k_stride, a.B, a.Hkv, a.S, a.D, E);
   p.v_vec =
       same && rows_vectorizable(a.v, a.v_stride, a.B, a.Hkv, a.S, a.Dv, E);
+}
+
+template <class T, int CV>
+void launch_general(const AttnArgs &a, AttnParams &p, int device) {
+  using Sh = GeneralShape<scalar::opmath_t<T>>;
+  chunk_layout<T>(a, p);
   p.mblocks = int((a.L + Sh::kBlockM - 1) / Sh::kBlockM);
   const size_t smem = Sh::smem_bytes(p.q_ld);
   static std::atomic<size_t> granted[kMaxDevices];
@@ -905,6 +1213,21 @@ void launch_general(const AttnArgs &a, AttnParams &p, int device) {
   attn_general_kernel<T, CV><<<grid, block, smem, stream_of(device)>>>(p);
   after_launch(kWhat, "general", a.dtype, a.B * a.Hq * a.L * a.Dv, grid,
                block, device);
+}
+
+template <class T, int CV>
+void launch_tiled(const AttnArgs &a, AttnParams &p, int device) {
+  using Sh = TiledShape<CV>;
+  chunk_layout<T>(a, p);
+  p.mblocks = int((a.L + Sh::kBlockM - 1) / Sh::kBlockM);
+  const size_t smem = Sh::smem_bytes(p.q_ld);
+  static std::atomic<size_t> granted[kMaxDevices];
+  allow_smem(reinterpret_cast<const void *>(&attn_tiled_kernel<T, CV>), smem,
+             granted, device);
+  dim3 grid(grid_blocks(p)), block(Sh::kThreads);
+  attn_tiled_kernel<T, CV><<<grid, block, smem, stream_of(device)>>>(p);
+  after_launch(kWhat, "tiled", a.dtype, a.B * a.Hq * a.L * a.Dv, grid, block,
+               device);
 }
 
 // Path 1's conditions (see the top of this file).
@@ -928,11 +1251,21 @@ void launch_attention(const AttnArgs &a, AttnParams &p, int device) {
       return;
     }
   }
-  switch ((std::max<int64_t>(a.Dv, 1) + 63) / 64) {
-  case 1: launch_general<T, 1>(a, p, device); return;
-  case 2: launch_general<T, 2>(a, p, device); return;
-  case 3: launch_general<T, 3>(a, p, device); return;
-  default: launch_general<T, 4>(a, p, device); return;
+  const int cv = int((std::max<int64_t>(a.Dv, 1) + 63) / 64);
+  if constexpr (std::is_same_v<scalar::opmath_t<T>, float>) {
+    switch (cv) {
+    case 1: launch_tiled<T, 1>(a, p, device); return;
+    case 2: launch_tiled<T, 2>(a, p, device); return;
+    case 3: launch_tiled<T, 3>(a, p, device); return;
+    default: launch_tiled<T, 4>(a, p, device); return;
+    }
+  } else {
+    switch (cv) {
+    case 1: launch_general<T, 1>(a, p, device); return;
+    case 2: launch_general<T, 2>(a, p, device); return;
+    case 3: launch_general<T, 3>(a, p, device); return;
+    default: launch_general<T, 4>(a, p, device); return;
+    }
   }
 }
 

@@ -1147,19 +1147,33 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
     return true;
   }
   case Storage::Input: {
-    if (storage.slot != *id)
+    // The tensor of an argument (or a handle of it: `Tensor t = x; t += 1;`
+    // updates x's elements, as eager's handles share them): every name of
+    // it sees the update, and the region writes it back into the
+    // argument's tensor, which its slot must still name.
+    const SlotId arg = storage.slot;
+    auto held = st.values.find(arg);
+    if (held == st.values.end() || held->second.kind != Value::Tensor ||
+        held->second.storage != cur->storage || st.rebound.count(arg))
       return fail(oc->getOperatorLoc(),
                   what + " on '" + name + "', which shares its storage with '" +
-                      slots_[storage.slot].slot.name() +
-                      "' from outside the region, is not supported yet");
+                      slots_[arg].slot.name() +
+                      "' from outside the region (now another tensor), is "
+                      "not supported yet");
+    llvm::SmallVector<SlotId, 4> sharing;
     for (auto &[sid, v] : st.values)
-      if (sid != *id && v.kind == Value::Tensor && v.storage == cur->storage)
-        return fail(oc->getOperatorLoc(),
-                    what + " on '" + name + "', whose storage '" +
-                        slots_[sid].slot.name() +
-                        "' also names, is not supported yet");
-    write(*id, Value::tensor(m, cur->storage), true);
-    st.copy_back.insert(*id);
+      if (v.kind == Value::Tensor && v.storage == cur->storage)
+        sharing.push_back(sid);
+    for (SlotId sid : sharing)
+      write(sid, Value::tensor(m, cur->storage), true);
+    for (auto &[d, v] : st.names)
+      if (v.kind == Value::Tensor && v.storage == cur->storage)
+        v.node = m;
+    for (Closure &c : st.closures)
+      for (auto &[d, v] : c.copies)
+        if (v.kind == Value::Tensor && v.storage == cur->storage)
+          v.node = m;
+    st.copy_back.insert(arg);
     return true;
   }
   }

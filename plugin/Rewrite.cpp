@@ -386,7 +386,16 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
       continue;
     }
     if (o.kind == RegionOutput::CopyInto) {
-      success.push_back(method(slot_expr(o.slot), "copy_", {ref(outs[k])}));
+      // Into a `const Tensor &` argument through a handle of it (handles
+      // share elements; a region updates one through a copy of it).
+      Expr *into = slot_expr(o.slot);
+      if (into->getType().isConstQualified()) {
+        VarDecl *h = local("__kiln_h" + std::to_string(++counter_), tensor_,
+                           into);
+        success.push_back(decl_stmt(h));
+        into = ref(h);
+      }
+      success.push_back(method(into, "copy_", {ref(outs[k])}));
       continue;
     }
     // A reference to a temporary, hoisted, binds to a holder: set that.

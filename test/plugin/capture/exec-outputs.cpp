@@ -18,6 +18,7 @@
 // An update in place then an assignment is one region, unless another
 // name holds the updated tensor.
 // RUN: %kiln_cxx -fsyntax-only -fplugin-arg-kiln-cuda=off -Rpass=kiln %s 2>&1 | FileCheck %s --check-prefix=REMARK
+// REMARK-DAG: remark: kiln: compiled 'handles_update': {{.*}}fused into 1 kernel
 // REMARK-DAG: remark: kiln: compiled 'update_then_rebind': {{.*}}fused into 1 kernel
 // REMARK-DAG: remark: kiln: compiled 'scale_add_exp': {{.*}}fused into 1 kernel
 // REMARK-DAG: remark: kiln: 'update_keep_rebind' is compiled as two regions from here: assignment to 'x' after an in-place update of it in the same region, while another name holds the updated tensor, is not supported yet
@@ -79,6 +80,15 @@ COMPILE Tensor alias_update(const Tensor &x) {
   Tensor a = x;
   a += 1;
   return a * y;
+}
+
+// Updated through handles of an argument: x and every handle see it, and
+// the caller's tensor keeps it (a const Tensor & shares its elements too).
+COMPILE Tensor handles_update(const Tensor &x, const Tensor &y) {
+  Tensor t = x, u = x;
+  t *= 2.0;
+  u += y;
+  return u * 2.0 + x;
 }
 
 // Updated in place, then assigned: the caller's tensor (and every handle
@@ -189,7 +199,17 @@ int main() {
       Tensor y = input({4, 6}, dt, 7);
       Tensor r = alias_update(y);
       return V{r, y};
-    }, 2);
+    });
+    check("handles update", dt, [&] {
+      Tensor y = input({4, 6}, dt, 11), held = y;
+      Tensor r = handles_update(y, row);
+      return V{r, y, held};
+    });
+    check("handles update, aliased", dt, [&] {
+      Tensor y = input({4, 6}, dt, 11);
+      Tensor r = handles_update(y, y); // y is read after its update: guarded
+      return V{r, y};
+    }, 0, 1);
     check("update then rebind", dt, [&] {
       Tensor y = input({4, 6}, dt, 8), held = y;
       Tensor r = update_then_rebind(y, row);

@@ -187,14 +187,20 @@ struct Base {
   return z * 2;
 }
 
-// 21. In place on a copy of an input: the storage is the caller's, so the
-// update starts a region of its own with 'a' as its input (and copies the
-// result back into that storage, as eager code writes it).
+// 21. In place on a copy of an input's handle: the storage is the
+// caller's, so the region writes the update back into x (as eager code
+// does through a), and reads of x after it see it: no break. Once x names
+// another tensor, an update through a handle of the old one is a split.
 [[kiln::compile]] Tensor alias_update(const Tensor &x) {
   Tensor y = kiln::exp(x);
   Tensor a = x;
-  a += 1; // expected-remark {{kiln: 'alias_update' is compiled as two regions from here: in-place operator '+=' on 'a', which shares its storage with 'x' from outside the region, is not supported yet}}
-  return a * y;
+  a += 1;
+  return a * y + x;
+}
+[[kiln::compile]] void alias_update_rebound(Tensor &x, const Tensor &y) {
+  Tensor a = x;
+  x = y * 2;
+  a += 1; // expected-remark {{in-place operator '+=' on 'a', which shares its storage with 'x' from outside the region (now another tensor), is not supported yet}}
 }
 
 // 22. <cmath> functions outside the op table (cbrt, hypot, asin, ...)

@@ -165,10 +165,7 @@ std::optional<Value> Capturer::host_math(const CallExpr *c,
     if (!a->getType()->isArithmeticType())
       return fail_value(a->getExprLoc(), "argument of " + quoted(callee) +
                                              " is not a number");
-    std::optional<Value> v = scalar(a);
-    if (!v)
-      return std::nullopt;
-    std::optional<ir::NodeId> n = materialize(*v, a->getExprLoc());
+    std::optional<ir::NodeId> n = scalar_node(a);
     if (!n)
       return std::nullopt;
     // std::sqrt(int) and friends compute on the double of the argument.

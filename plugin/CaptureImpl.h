@@ -276,6 +276,7 @@ private:
   // differently, unsigned wraps).
   bool exact_host_type(QualType t) const;
   bool exact_conversion(QualType from, QualType to) const;
+  std::optional<ir::NodeId> scalar_node(const Expr *e);
   std::optional<Value> narrowed(const CastExpr *ce, DType want);
   std::optional<Value> wrapped(const CastExpr *ce, DType want);
   bool nonnegative(ir::NodeId id) const;

@@ -71,6 +71,14 @@ std::optional<ir::NodeId> Capturer::materialize(const Value &v,
   return n;
 }
 
+// A scalar expression as a graph node (a constant for a known value).
+std::optional<ir::NodeId> Capturer::scalar_node(const Expr *e) {
+  std::optional<Value> v = scalar(e);
+  if (!v)
+    return std::nullopt;
+  return materialize(*v, e->getExprLoc());
+}
+
 // A runtime scalar: a scalar parameter, local or member, used at its own
 // kind (int as int, floating as floating), arithmetic on such, the size of
 // a tensor, or what an inlined call returns.
@@ -258,12 +266,8 @@ std::optional<Value> Capturer::narrowed(const CastExpr *ce, DType want) {
 // value the graph knows is never negative (a size, numel(), dim(), an
 // unsigned value) converts, as itself.
 std::optional<Value> Capturer::wrapped(const CastExpr *ce, DType want) {
-  const Expr *from = ce->getSubExpr();
   QualType to = plain(ce->getType());
-  std::optional<Value> x = scalar(from);
-  if (!x)
-    return std::nullopt;
-  std::optional<ir::NodeId> xn = materialize(*x, from->getExprLoc());
+  std::optional<ir::NodeId> xn = scalar_node(ce->getSubExpr());
   if (!xn)
     return std::nullopt;
   if (want != DType::i64)
@@ -369,11 +373,7 @@ std::optional<DType> Capturer::narrowing_dtype(QualType to, SourceLocation at) {
 // must be `want`.
 std::optional<Value> Capturer::converted(const CastExpr *ce, DType cast_to,
                                          DType want) {
-  const Expr *from = ce->getSubExpr();
-  std::optional<Value> x = scalar(from);
-  if (!x)
-    return std::nullopt;
-  std::optional<ir::NodeId> xn = materialize(*x, from->getExprLoc());
+  std::optional<ir::NodeId> xn = scalar_node(ce->getSubExpr());
   if (!xn)
     return std::nullopt;
   QualType to = plain(ce->getType());

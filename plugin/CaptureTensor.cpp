@@ -1132,9 +1132,9 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
   const DClass dc = st.dclass[cur->node];
   m = add_op(ir::Op::CastInto, {m, cur->node}, oc->getOperatorLoc());
   st.dclass[m] = dc;
-  switch (storage.kind) {
-  case Storage::Fresh: {
-    // Every name of this storage sees the update.
+  // Every name of the storage sees the update (handles share elements):
+  // slots, bound names and closures' copies.
+  auto update_names = [&] {
     llvm::SmallVector<SlotId, 4> sharing;
     for (auto &[sid, v] : st.values)
       if (v.kind == Value::Tensor && v.storage == cur->storage)
@@ -1144,8 +1144,15 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
     for (auto &[d, v] : st.names)
       if (v.kind == Value::Tensor && v.storage == cur->storage)
         v.node = m;
+    for (Closure &c : st.closures)
+      for (auto &[d, v] : c.copies)
+        if (v.kind == Value::Tensor && v.storage == cur->storage)
+          v.node = m;
+  };
+  switch (storage.kind) {
+  case Storage::Fresh:
+    update_names();
     return true;
-  }
   case Storage::Input: {
     // The tensor of an argument (or a handle of it: `Tensor t = x; t += 1;`
     // updates x's elements, as eager's handles share them): every name of
@@ -1160,19 +1167,7 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
                       slots_[arg].slot.name() +
                       "' from outside the region (now another tensor), is "
                       "not supported yet");
-    llvm::SmallVector<SlotId, 4> sharing;
-    for (auto &[sid, v] : st.values)
-      if (v.kind == Value::Tensor && v.storage == cur->storage)
-        sharing.push_back(sid);
-    for (SlotId sid : sharing)
-      write(sid, Value::tensor(m, cur->storage), true);
-    for (auto &[d, v] : st.names)
-      if (v.kind == Value::Tensor && v.storage == cur->storage)
-        v.node = m;
-    for (Closure &c : st.closures)
-      for (auto &[d, v] : c.copies)
-        if (v.kind == Value::Tensor && v.storage == cur->storage)
-          v.node = m;
+    update_names();
     st.copy_back.insert(arg);
     return true;
   }

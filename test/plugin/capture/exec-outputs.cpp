@@ -91,6 +91,16 @@ COMPILE Tensor handles_update(const Tensor &x, const Tensor &y) {
   return u * 2.0 + x;
 }
 
+// A lambda's copy of a handle shares the elements: an update in place
+// after the lambda was made is what the lambda reads (the copy of a tensor
+// the region made kept its old value before 2026-11-29).
+COMPILE Tensor closure_sees_update(const Tensor &x) {
+  Tensor t = x * 2.0;
+  auto g = [t]() { return t * 3.0; };
+  t += 1.0;
+  return g();
+}
+
 // Updated in place, then assigned: the caller's tensor (and every handle
 // of its storage) keeps the update, the reference names the new value.
 COMPILE Tensor update_then_rebind(Tensor &x, const Tensor &y) {
@@ -210,6 +220,8 @@ int main() {
       Tensor r = handles_update(y, y); // y is read after its update: guarded
       return V{r, y};
     }, 0, 1);
+    check("closure sees update", dt,
+          [&] { return V{closure_sees_update(x)}; });
     check("update then rebind", dt, [&] {
       Tensor y = input({4, 6}, dt, 8), held = y;
       Tensor r = update_then_rebind(y, row);

@@ -350,6 +350,12 @@ def pins(fn):
     for p in tensors:
         if p is not anchor and (anchor is None or p.dtypes != anchor.dtypes):
             out[p.name] = sorted(set(p.dtypes), key=p.dtypes.index)
+    # Out-parameters start as f32 tensors (fuzz::Env::out): read before
+    # they are assigned (`o += o; o = ...` is one region), they would fail
+    # the dtype guard of an f16 variant.
+    for p in fn.params:
+        if p.kind == "out" and (anchor is None or anchor.dtypes != ["f32", "f32"]):
+            out[p.name] = ["f32"]
     return out
 
 

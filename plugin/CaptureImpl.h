@@ -78,6 +78,7 @@ struct Value {
   // that tensor itself when it is contiguous and a copy otherwise: it is
   // handed out as `tensor.contiguous()` (RegionOutput::contiguous).
   bool contiguous = false;
+  const Expr *contiguous_of = nullptr; // the tensor contiguous() was called on
   std::optional<APValue> known; // Scalar known at compile time
   QualType type;                // Scalar: its C++ type
   std::vector<Value> elems;     // Tuple
@@ -354,6 +355,9 @@ private:
   // dim (its variable, or its expression) and tensor slot.
   std::map<std::pair<const void *, SlotId>, Expr *> last_dim_conds_;
   Expr *last_dim_condition(const Expr *e, const Expr *of);
+  // `x.is_contiguous()` conditions, per slot of x (resolve_contiguous).
+  llvm::DenseMap<SlotId, Expr *> contiguous_calls_;
+  bool resolve_contiguous(SlotId id, Value &cur);
 };
 
 // Tensors in a returned value of type `t`: 1 for kiln::Tensor, N for a

@@ -858,8 +858,10 @@ std::optional<Value> Capturer::tensor_method(const CXXMemberCallExpr *c) {
     // be either: it keeps sharing the storage (an in-place update of
     // either name then stays eager), and is handed out as
     // `x.contiguous()`, which decides at run time.
-    if (st.storages[v->storage].kind == Storage::Input)
+    if (st.storages[v->storage].kind == Storage::Input) {
       v->contiguous = true;
+      v->contiguous_of = strip_noop(obj, true, true);
+    }
     return v;
   }
   if (name == "to" && c->getNumArgs() == 1 &&
@@ -1082,6 +1084,74 @@ bool Capturer::assign_tensor(const Expr *lhs, const Expr *rhs,
   return true;
 }
 
+// `c = x.contiguous()` with x from outside the region is x itself when x
+// is contiguous and a copy otherwise: before an in-place update of c the
+// region is specialised on `x.is_contiguous()` (evaluated at its start).
+// Contiguous: every contiguous() of x is x, and c's update is x's. Not: c
+// is a copy of its own (a fresh storage), unless another name holds a
+// contiguous() of x, which may be c's copy or another one. False when the
+// update cannot be captured (or a decision is needed: see failure).
+bool Capturer::resolve_contiguous(SlotId id, Value &cur) {
+  const SlotId arg = st.storages[cur.storage].slot;
+  if (!cur.contiguous_of || arg < 0)
+    return false;
+  Expr *&cond = contiguous_calls_[arg];
+  if (!cond) {
+    const Expr *obj = cur.contiguous_of;
+    const CXXRecordDecl *rd = obj->getType()->getAsCXXRecordDecl();
+    const CXXMethodDecl *md = nullptr;
+    if (rd)
+      for (const NamedDecl *d : rd->lookup(&ctx_.Idents.get("is_contiguous")))
+        if (const auto *m = dyn_cast<CXXMethodDecl>(d); m && m->getNumParams() == 0)
+          md = m;
+    if (!md)
+      return false;
+    auto *me = MemberExpr::CreateImplicit(
+        ctx_, const_cast<Expr *>(obj), /*IsArrow=*/false,
+        const_cast<CXXMethodDecl *>(md), ctx_.BoundMemberTy, VK_PRValue,
+        OK_Ordinary);
+    cond = CXXMemberCallExpr::Create(ctx_, me, {}, md->getReturnType(),
+                                     VK_PRValue, obj->getEndLoc(),
+                                     FPOptionsOverride());
+  }
+  std::string why;
+  if (!guardable(cond, why))
+    return false;
+  std::optional<bool> contiguous = decided(cond);
+  if (!contiguous)
+    return false;
+  auto flagged = [&](const Value &v) {
+    return v.kind == Value::Tensor && v.storage == cur.storage && v.contiguous;
+  };
+  if (*contiguous) {
+    for (auto &[sid, v] : st.values)
+      if (flagged(v))
+        v.contiguous = false;
+    for (auto &[d, v] : st.names)
+      if (flagged(v))
+        v.contiguous = false;
+    for (Closure &c : st.closures)
+      for (auto &[d, v] : c.copies)
+        if (flagged(v))
+          v.contiguous = false;
+    cur.contiguous = false;
+    return true;
+  }
+  for (const auto &[sid, v] : st.values)
+    if (sid != id && flagged(v))
+      return false;
+  for (const auto &[d, v] : st.names)
+    if (flagged(v))
+      return false;
+  for (const Closure &c : st.closures)
+    for (const auto &[d, v] : c.copies)
+      if (flagged(v))
+        return false;
+  cur = Value::tensor(cur.node, fresh_storage());
+  st.values[id] = cur;
+  return true;
+}
+
 bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
   // `x op= y` updates x with the op the table spells `op` (+= is add).
   std::optional<ir::Op> op = ir::op_from_operator(
@@ -1107,11 +1177,12 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
   if (!rhs)
     return false;
   const std::string name = slots_[*id].slot.name();
-  if (cur->contiguous)
-    return fail(oc->getOperatorLoc(),
-                what + " on '" + name + "', a contiguous() of a tensor from "
-                "outside the region (that tensor or a copy of it), is not "
-                "supported yet");
+  if (cur->contiguous && !resolve_contiguous(*id, *cur))
+    return failed() ? false
+                    : fail(oc->getOperatorLoc(),
+                           what + " on '" + name + "', a contiguous() of a "
+                           "tensor from outside the region (that tensor or a "
+                           "copy of it), is not supported yet");
   Storage storage = st.storages[cur->storage];
   if (storage.viewed)
     return fail(oc->getOperatorLoc(),

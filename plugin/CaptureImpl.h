@@ -297,6 +297,7 @@ private:
   std::optional<Value> to_dtype(const CXXMemberCallExpr *c, const Expr *obj);
   std::optional<Value> view_method(const CXXMemberCallExpr *c, ir::Op op,
                                    std::optional<Value> x = std::nullopt);
+  Expr *method_call(const Expr *obj, llvm::StringRef name, SourceLocation at);
   std::optional<bool> optional_tensor(const Expr *arg);
   std::string undefined_use(const Expr *e) const;
   std::optional<Value> product(const CallExpr *c, ir::Op op);

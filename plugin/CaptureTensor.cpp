@@ -618,22 +618,10 @@ Expr *Capturer::last_dim_condition(const Expr *e, const Expr *of) {
   // region that it has not changed.
   if (!of_slot || st.first_write.count(*of_slot) || !nameable_at_entry(*of_slot))
     return cond;
-  const Expr *obj = strip_noop(of, true, true);
-  const CXXRecordDecl *rd = obj->getType()->getAsCXXRecordDecl();
-  const CXXMethodDecl *md = nullptr;
-  if (rd)
-    for (const NamedDecl *d : rd->lookup(&ctx_.Idents.get("dim")))
-      if (const auto *m = dyn_cast<CXXMethodDecl>(d); m && m->getNumParams() == 0)
-        md = m;
-  if (!md || !md->getReturnType()->isIntegerType())
+  Expr *rank = method_call(strip_noop(of, true, true), "dim", at);
+  if (!rank || !rank->getType()->isIntegerType())
     return cond;
-  auto *me = MemberExpr::CreateImplicit(
-      ctx_, const_cast<Expr *>(obj), /*IsArrow=*/false,
-      const_cast<CXXMethodDecl *>(md), ctx_.BoundMemberTy, VK_PRValue,
-      OK_Ordinary);
-  Expr *rank = CXXMemberCallExpr::Create(ctx_, me, {}, md->getReturnType(),
-                                         VK_PRValue, at, FPOptionsOverride());
-  if (!ctx_.hasSameType(md->getReturnType(), t)) // int dim() -> e's type
+  if (!ctx_.hasSameType(rank->getType(), t)) // int dim() -> e's type
     rank = ImplicitCastExpr::Create(ctx_, t, CK_IntegralCast, rank, nullptr,
                                     VK_PRValue, FPOptionsOverride());
   Expr *last = BinaryOperator::Create(ctx_, rank, one, BO_Sub, t, VK_PRValue,
@@ -759,6 +747,26 @@ bool undefined_tensor_expr(const Expr *e) {
   return ce && ce->getNumArgs() == 0 && is_kiln_tensor(ce->getType());
 }
 
+// `obj.name()`, a call of obj's method of that name without parameters,
+// made for a guard the region's start evaluates; null when there is none.
+Expr *Capturer::method_call(const Expr *obj, llvm::StringRef name,
+                            SourceLocation at) {
+  const CXXRecordDecl *rd = obj->getType()->getAsCXXRecordDecl();
+  const CXXMethodDecl *md = nullptr;
+  if (rd)
+    for (const NamedDecl *d : rd->lookup(&ctx_.Idents.get(name)))
+      if (const auto *m = dyn_cast<CXXMethodDecl>(d); m && m->getNumParams() == 0)
+        md = m;
+  if (!md)
+    return nullptr;
+  auto *me = MemberExpr::CreateImplicit(
+      ctx_, const_cast<Expr *>(obj), /*IsArrow=*/false,
+      const_cast<CXXMethodDecl *>(md), ctx_.BoundMemberTy, VK_PRValue,
+      OK_Ordinary);
+  return CXXMemberCallExpr::Create(ctx_, me, {}, md->getReturnType(),
+                                   VK_PRValue, at, FPOptionsOverride());
+}
+
 // Whether an optional tensor argument (a norm's weight or bias) is there:
 // false for `Tensor()`, a decision on `t.defined()` for a tensor from
 // outside the region, true otherwise (a tensor the region made is defined).
@@ -782,22 +790,8 @@ std::optional<bool> Capturer::optional_tensor(const Expr *arg) {
   // `e.defined()`, made once per argument: decisions compare conditions by
   // identity, and the rewrite evaluates it at the region's start.
   Expr *&cond = defined_calls_[*id];
-  if (!cond) {
-    const CXXRecordDecl *rd = e->getType()->getAsCXXRecordDecl();
-    const CXXMethodDecl *md = nullptr;
-    for (const NamedDecl *d : rd->lookup(&ctx_.Idents.get("defined")))
-      if (const auto *m = dyn_cast<CXXMethodDecl>(d); m && m->getNumParams() == 0)
-        md = m;
-    if (!md)
-      return true;
-    auto *me = MemberExpr::CreateImplicit(
-        ctx_, const_cast<Expr *>(e), /*IsArrow=*/false,
-        const_cast<CXXMethodDecl *>(md), ctx_.BoundMemberTy, VK_PRValue,
-        OK_Ordinary);
-    cond = CXXMemberCallExpr::Create(ctx_, me, {}, md->getReturnType(),
-                                     VK_PRValue, e->getEndLoc(),
-                                     FPOptionsOverride());
-  }
+  if (!cond && !(cond = method_call(e, "defined", e->getEndLoc())))
+    return true;
   std::string why;
   if (!guardable(cond, why))
     return true; // the tensor itself is read, and its guard says the rest
@@ -1096,24 +1090,9 @@ bool Capturer::resolve_contiguous(SlotId id, Value &cur) {
   if (!cur.contiguous_of || arg < 0)
     return false;
   Expr *&cond = contiguous_calls_[arg];
-  if (!cond) {
-    const Expr *obj = cur.contiguous_of;
-    const CXXRecordDecl *rd = obj->getType()->getAsCXXRecordDecl();
-    const CXXMethodDecl *md = nullptr;
-    if (rd)
-      for (const NamedDecl *d : rd->lookup(&ctx_.Idents.get("is_contiguous")))
-        if (const auto *m = dyn_cast<CXXMethodDecl>(d); m && m->getNumParams() == 0)
-          md = m;
-    if (!md)
-      return false;
-    auto *me = MemberExpr::CreateImplicit(
-        ctx_, const_cast<Expr *>(obj), /*IsArrow=*/false,
-        const_cast<CXXMethodDecl *>(md), ctx_.BoundMemberTy, VK_PRValue,
-        OK_Ordinary);
-    cond = CXXMemberCallExpr::Create(ctx_, me, {}, md->getReturnType(),
-                                     VK_PRValue, obj->getEndLoc(),
-                                     FPOptionsOverride());
-  }
+  if (!cond && !(cond = method_call(cur.contiguous_of, "is_contiguous",
+                                    cur.contiguous_of->getEndLoc())))
+    return false;
   std::string why;
   if (!guardable(cond, why))
     return false;

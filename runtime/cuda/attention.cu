@@ -1200,34 +1200,28 @@ void chunk_layout(const AttnArgs &a, AttnParams &p) {
       same && rows_vectorizable(a.v, a.v_stride, a.B, a.Hkv, a.S, a.Dv, E);
 }
 
+// The tiled kernel (f32 math: f32 and the 16-bit shapes flash does not
+// take) and the general one (f64): CV chunks of value columns through a
+// two-slot ring, launched alike.
 template <class T, int CV>
-void launch_general(const AttnArgs &a, AttnParams &p, int device) {
-  using Sh = GeneralShape<scalar::opmath_t<T>>;
+void launch_chunked(const AttnArgs &a, AttnParams &p, int device) {
+  constexpr bool tiled = std::is_same_v<scalar::opmath_t<T>, float>;
+  using Sh = std::conditional_t<tiled, TiledShape<CV>,
+                                GeneralShape<scalar::opmath_t<T>>>;
+  void (*kernel)(const AttnParams);
+  if constexpr (tiled)
+    kernel = attn_tiled_kernel<T, CV>;
+  else
+    kernel = attn_general_kernel<T, CV>;
   chunk_layout<T>(a, p);
   p.mblocks = int((a.L + Sh::kBlockM - 1) / Sh::kBlockM);
   const size_t smem = Sh::smem_bytes(p.q_ld);
   static std::atomic<size_t> granted[kMaxDevices];
-  allow_smem(reinterpret_cast<const void *>(&attn_general_kernel<T, CV>), smem,
-             granted, device);
+  allow_smem(reinterpret_cast<const void *>(kernel), smem, granted, device);
   dim3 grid(grid_blocks(p)), block(Sh::kThreads);
-  attn_general_kernel<T, CV><<<grid, block, smem, stream_of(device)>>>(p);
-  after_launch(kWhat, "general", a.dtype, a.B * a.Hq * a.L * a.Dv, grid,
-               block, device);
-}
-
-template <class T, int CV>
-void launch_tiled(const AttnArgs &a, AttnParams &p, int device) {
-  using Sh = TiledShape<CV>;
-  chunk_layout<T>(a, p);
-  p.mblocks = int((a.L + Sh::kBlockM - 1) / Sh::kBlockM);
-  const size_t smem = Sh::smem_bytes(p.q_ld);
-  static std::atomic<size_t> granted[kMaxDevices];
-  allow_smem(reinterpret_cast<const void *>(&attn_tiled_kernel<T, CV>), smem,
-             granted, device);
-  dim3 grid(grid_blocks(p)), block(Sh::kThreads);
-  attn_tiled_kernel<T, CV><<<grid, block, smem, stream_of(device)>>>(p);
-  after_launch(kWhat, "tiled", a.dtype, a.B * a.Hq * a.L * a.Dv, grid, block,
-               device);
+  kernel<<<grid, block, smem, stream_of(device)>>>(p);
+  after_launch(kWhat, tiled ? "tiled" : "general", a.dtype,
+               a.B * a.Hq * a.L * a.Dv, grid, block, device);
 }
 
 // Path 1's conditions (see the top of this file).
@@ -1251,21 +1245,11 @@ void launch_attention(const AttnArgs &a, AttnParams &p, int device) {
       return;
     }
   }
-  const int cv = int((std::max<int64_t>(a.Dv, 1) + 63) / 64);
-  if constexpr (std::is_same_v<scalar::opmath_t<T>, float>) {
-    switch (cv) {
-    case 1: launch_tiled<T, 1>(a, p, device); return;
-    case 2: launch_tiled<T, 2>(a, p, device); return;
-    case 3: launch_tiled<T, 3>(a, p, device); return;
-    default: launch_tiled<T, 4>(a, p, device); return;
-    }
-  } else {
-    switch (cv) {
-    case 1: launch_general<T, 1>(a, p, device); return;
-    case 2: launch_general<T, 2>(a, p, device); return;
-    case 3: launch_general<T, 3>(a, p, device); return;
-    default: launch_general<T, 4>(a, p, device); return;
-    }
+  switch (int((std::max<int64_t>(a.Dv, 1) + 63) / 64)) {
+  case 1: launch_chunked<T, 1>(a, p, device); return;
+  case 2: launch_chunked<T, 2>(a, p, device); return;
+  case 3: launch_chunked<T, 3>(a, p, device); return;
+  default: launch_chunked<T, 4>(a, p, device); return;
   }
 }
 

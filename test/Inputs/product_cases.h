@@ -36,6 +36,21 @@ COMPILE Tensor mlp(const Tensor &x, const Tensor &w1, const Tensor &b1,
   return kiln::linear(h, w2, b2) + x;
 }
 
+// A residual stream (a LLaMA block's two residual adds): each product adds
+// the stream as its C, the second one the first product's result, which
+// the norm reads too: three launches, no pointwise kernel.
+COMPILE Tensor resid_stream(const Tensor &x, const Tensor &o, const Tensor &wo,
+                            const Tensor &g, const Tensor &w2) {
+  Tensor r = x + kiln::linear(o, wo);
+  Tensor m = kiln::rms_norm(r, g, 1e-6);
+  return r + kiln::linear(m, w2);
+}
+// Two products added: the later one adds the earlier as its C.
+COMPILE Tensor sum_of_products(const Tensor &a, const Tensor &b, const Tensor &c,
+                               const Tensor &d) {
+  return kiln::matmul(a, b) + kiln::matmul(c, d);
+}
+
 // A row op before the product stays one row kernel writing the GEMM's
 // input; the pointwise work after it is one kernel reading its output.
 COMPILE Tensor norm_mm(const Tensor &x, const Tensor &w, const Tensor &g) {
@@ -129,6 +144,20 @@ inline int run_products(kiln::Device dev) {
               return V{cpu(mlp(f64(a), f64(w1), f64(b1), f64(w2), f64(b2)))};
             }));
       Tensor g = input({K}, dt, 14);
+      Tensor wo = input({K, N}, dt, 25), w3 = input({K, K}, dt, 26);
+      Tensor o = input({M, N}, dt, 27);
+      check("residual stream" + at, dt,
+            [&] { return V{resid_stream(a, o, wo, g, w3)}; }, 1, 0, k(3),
+            ref([&] {
+              return V{cpu(resid_stream(f64(a), f64(o), f64(wo), f64(g), f64(w3)))};
+            }));
+      Tensor c2 = input({M, 16}, dt, 28), d2 = input({16, N}, dt, 29);
+      check("sum of products" + at, dt,
+            [&] { return V{sum_of_products(a, b, c2, d2)}; }, 1, 0, k(2),
+            ref([&] {
+              return V{cpu(sum_of_products(f64(a), f64(b), f64(c2), f64(d2)))};
+            }));
+
       check("rms_norm, GELU, matmul, sigmoid" + at, dt,
             [&] { return V{norm_mm(a, b, g)}; }, 1, 0, k(3),
             ref([&] { return V{cpu(norm_mm(f64(a), f64(b), f64(g)))}; }));

@@ -435,12 +435,15 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       if (!is_kind(home[p], Kind::Product))
         continue;
       Group &gr = groups[home[p]];
-      // attention and cat have no epilogue
+      // attention and cat have no epilogue; a product whose epilogue is
+      // full or read elsewhere ends here, but the other operand may be a
+      // later product this one is the addend of (`r + linear(m, w)`, r an
+      // earlier GEMM's result)
       if (!ir::is_gemm(g.node(gr.product).op))
-        return false;
+        continue;
       if (gr.tail != p || uses[p] != 1 || gr.act >= 0 ||
           n.type.dtype != g.node(p).type.dtype || n.type.scalar)
-        return false;
+        continue;
       if (ir::is_epilogue_activation(n.op)) {
         gr.act = gr.tail = id;
         return true;
@@ -452,14 +455,14 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       if (o == p || on.type.scalar || on.type.dtype != n.type.dtype ||
           (on.op != Op::Input && !(home[o] >= 0 && home[o] < home[p]) &&
            !(ir::is_view(on.op) && after[o] < home[p])))
-        return false;
+        continue;
       bool column = on.type.shape.ranked && on.type.shape.dims.size() == 1;
       if (column && gr.bias < 0)
         gr.bias = o;
       else if (gr.addend < 0)
         gr.addend = o;
       else
-        return false;
+        continue;
       gr.tail = id;
       return true;
     }

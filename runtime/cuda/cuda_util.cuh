@@ -39,7 +39,11 @@ void after_launch(const char *what, const char *path, DType dt, int64_t n,
                   dim3 grid, dim3 block, int device, bool counted = true);
 
 // Blocks for a grid-stride kernel over `work` items of `threads` threads:
-// enough to fill the device, no more.
+// one item per thread (the kernels still loop past the largest grid), as
+// the generated kernels launch (kiln::gen::blocks). One wave looping over
+// the rest ran the 268 MB copy of a LLaMA decode's key cache into the
+// grown cache at 3.79 TB/s on an H200, a thread per item at 4.17, level
+// with cudaMemcpyAsync (bench/results/2026-11-29-h200-decode-kernels.md).
 int64_t grid_for(int64_t work, int threads, int device);
 
 } // namespace kiln::detail

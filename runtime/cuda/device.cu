@@ -6,6 +6,7 @@
 #include <kiln/rt.h>
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 
 namespace kiln::detail {
@@ -124,10 +125,9 @@ void cuda_stream_synchronize(void *stream, int device) {
 }
 
 int64_t grid_for(int64_t work, int threads, int device) {
+  (void)device;
   int64_t blocks = (work + threads - 1) / threads;
-  int64_t cap = int64_t(rt::multiprocessor_count(Device::cuda(device))) *
-                (2048 / threads);
-  return blocks < 1 ? 1 : blocks < cap ? blocks : cap;
+  return blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX;
 }
 
 void after_launch(const char *what, const char *path, DType dt, int64_t n,

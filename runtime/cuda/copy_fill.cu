@@ -153,6 +153,84 @@ void cuda_copy(const CopyLaunch &l) {
   table[int(l.src)][int(l.dst)](l);
 }
 
+// Several copies in one launch (the pieces of a cat): block b belongs to
+// the piece whose range of blocks holds it, one 16-byte vector a thread.
+// Each piece passed inner_vec_copy. torch's cat copies its inputs in one
+// launch the same way (CatArrayBatchedCopy); here a LLaMA decode's value
+// cache and new value were two launches.
+constexpr int kMaxPieces = 4;
+struct CopyPieces {
+  CopyArgs args[kMaxPieces];
+  OffsetCalc<2> calc[kMaxPieces];
+  int64_t nv[kMaxPieces];
+  int64_t first_block[kMaxPieces + 1];
+  int count;
+};
+
+template <class T, class Index>
+__global__ void __launch_bounds__(kThreads) copy_pieces_kernel(const CopyPieces p) {
+  constexpr int V = vec_width<T, T>();
+  int k = 0;
+#pragma unroll
+  for (int j = 1; j < kMaxPieces; ++j)
+    if (j < p.count && int64_t(blockIdx.x) >= p.first_block[j])
+      k = j;
+  const Index t = Index(int64_t(blockIdx.x) - p.first_block[k]) * Index(blockDim.x) +
+                  Index(threadIdx.x);
+  if (t >= Index(p.nv[k]))
+    return;
+  Index off[2];
+  p.calc[k].get(Index(t * V), off);
+  *reinterpret_cast<Vec<T, V> *>(static_cast<T *>(p.args[k].out) + off[0]) =
+      *reinterpret_cast<const Vec<T, V> *>(static_cast<const T *>(p.args[k].in) + off[1]);
+}
+
+void cuda_copy_many(std::span<const CopyLaunch> ls) {
+  auto batchable = [&](const CopyLaunch &l) {
+    bool ok = l.src == l.dst && l.device == ls[0].device && l.src == ls[0].src;
+    if (ok)
+      dispatch_dtype(l.src, [&]<class T>() { ok = inner_vec_copy<T, T>(l); });
+    return ok;
+  };
+  std::vector<const CopyLaunch *> batch;
+  for (const CopyLaunch &l : ls)
+    if (ls.size() > 1 && batchable(l))
+      batch.push_back(&l);
+    else
+      cuda_copy(l);
+  if (batch.size() == 1)
+    cuda_copy(*batch[0]);
+  if (batch.size() < 2)
+    return;
+  set_device(ls[0].device, "kiln::cat");
+  for (size_t at = 0; at < batch.size(); at += kMaxPieces) {
+    CopyPieces p{};
+    p.count = int(std::min<size_t>(kMaxPieces, batch.size() - at));
+    bool narrow = true;
+    int64_t blocks = 0, n = 0;
+    dispatch_dtype(ls[0].src, [&]<class T>() {
+      constexpr int V = vec_width<T, T>();
+      for (int k = 0; k < p.count; ++k) {
+        const CopyLaunch &l = *batch[at + size_t(k)];
+        p.args[k] = l.args;
+        p.calc[k] = l.calc;
+        p.nv[k] = l.n / V;
+        p.first_block[k] = blocks;
+        blocks += (p.nv[k] + kThreads - 1) / kThreads;
+        n += l.n;
+        narrow = narrow && fits_32bit(l.calc, l.n, int64_t(kThreads) * V);
+      }
+      p.first_block[p.count] = blocks;
+      const dim3 grid{unsigned(blocks)}, block{unsigned(kThreads)};
+      if (narrow)
+        copy_pieces_kernel<T, int32_t><<<grid, block, 0, stream_of(ls[0].device)>>>(p);
+      else
+        copy_pieces_kernel<T, int64_t><<<grid, block, 0, stream_of(ls[0].device)>>>(p);
+      after_launch("cat", "pieces", dtype_of<T>(), n, grid, block, ls[0].device);
+    });
+  }
+}
+
 // --- fills ---
 
 template <class T>

@@ -18,8 +18,8 @@ static void check_defined(const Tensor &t, const char *fn) {
 }
 
 namespace detail {
-void copy_same_device(const Tensor &dst, const Tensor &src, const char *fn) {
-  rt::NvtxRange range(fn);
+bool copy_launch(const Tensor &dst, const Tensor &src, const char *fn,
+                 CopyLaunch &l) {
   Dims b;
   if (!rt::broadcast_shapes({&dst.sizes(), &src.sizes()}, b) ||
       !(b == dst.sizes()))
@@ -27,8 +27,8 @@ void copy_same_device(const Tensor &dst, const Tensor &src, const char *fn) {
          src.sizes().str().c_str(), dst.sizes().str().c_str());
   int64_t n = dst.numel();
   if (n == 0)
-    return;
-  CopyLaunch l;
+    return false;
+  l = CopyLaunch();
   l.src = src.dtype();
   l.dst = dst.dtype();
   l.args.out = dst.data_ptr();
@@ -47,6 +47,14 @@ void copy_same_device(const Tensor &dst, const Tensor &src, const char *fn) {
                                    &l.calc.strides[0][0]);
   }
   l.calc.set_divisors();
+  return true;
+}
+
+void copy_same_device(const Tensor &dst, const Tensor &src, const char *fn) {
+  rt::NvtxRange range(fn);
+  CopyLaunch l;
+  if (!copy_launch(dst, src, fn, l))
+    return;
   if (dst.device().is_cpu())
     cpu_copy(l);
   else

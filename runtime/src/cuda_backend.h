@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace kiln::detail {
 
@@ -50,6 +51,10 @@ void cuda_stream_synchronize(void *stream, int device);
 // One element-wise op / converting copy on device `l.device`: one launch.
 void cuda_pointwise(const PwLaunch &l);
 void cuda_copy(const CopyLaunch &l);
+// Several copies on one device (the pieces of a cat): one launch for all
+// of them where each moves 16-byte vectors between operands of one dtype
+// contiguous along their innermost dim, else a launch each.
+void cuda_copy_many(std::span<const CopyLaunch> ls);
 
 // Fills n contiguous elements of `dtype` at out with `value` (converted).
 // `counted`: counts as a kernel launch (not set_fill_uninitialized's fills,

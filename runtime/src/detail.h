@@ -27,6 +27,11 @@ Tensor empty_for(const char *fn, const Dims &shape, DType dt, Device dev);
 // dst = convert(broadcast(src)) on dst's device; src must already be on
 // that device. One kernel launch (none for an empty dst).
 void copy_same_device(const Tensor &dst, const Tensor &src, const char *fn);
+// The launch copy_same_device makes (false: nothing to copy). Checks that
+// src broadcasts to dst.
+struct CopyLaunch;
+bool copy_launch(const Tensor &dst, const Tensor &src, const char *fn,
+                 CopyLaunch &l);
 
 // The OffsetCalc of make_offset_calc for any N: operand i's strides go to
 // strides[d * n + i]. A null operand is a scalar (stride 0). Returns rank.

@@ -45,6 +45,29 @@ TEST_P(Join, CatAlongEachDim) {
   EXPECT_EQ(values(one), values(a));
 }
 
+TEST_P(Join, CatPiecesShareALaunch) {
+  // A key cache grown by cat along the sequence dim: pieces whose rows are
+  // whole 16-byte vectors, one of them a transposed view. On CUDA the copies
+  // share launches, four pieces each: six pieces, two launches.
+  std::vector<Tensor> pieces;
+  for (int64_t i = 0; i < 6; ++i) {
+    const int64_t n = 8 * (i % 3 + 1);
+    pieces.push_back(i == 2 ? iota({2, n, 3, 16}, kiln::bf16, dev(), 100 * i).transpose(1, 2)
+                            : iota({2, 3, n, 16}, kiln::bf16, dev(), 100 * i));
+  }
+  kiln::reset_stats();
+  Tensor r = kiln::cat(pieces, 2);
+  if (dev().is_cuda())
+    EXPECT_EQ(kiln::stats().kernel_launches, 2u);
+  int64_t at = 0;
+  for (const Tensor &p : pieces) {
+    const int64_t n = p.size(2);
+    EXPECT_EQ(values(r.slice(2, at, at + n)), values(p));
+    at += n;
+  }
+  EXPECT_EQ(r.sizes(), (Dims{2, 3, at, 16}));
+}
+
 TEST_P(Join, CatPromotesAndSkipsEmpty1D) {
   // torch.cat promotes: i32 with f16 is f16, bf16 with f16 is f32.
   Tensor i = iota({2}, kiln::DType::i32, dev()), h = iota({3}, kiln::f16, dev(), 5);

@@ -62,6 +62,9 @@ void cuda_pointwise(const PwLaunch &l) {
 }
 
 void cuda_copy(const CopyLaunch &) { fail("kiln::Tensor::copy_: %s", kWhy); }
+void cuda_copy_many(std::span<const CopyLaunch>) {
+  fail("kiln::cat: %s", kWhy);
+}
 
 void cuda_fill(void *, DType, double, int64_t, int device, bool) {
   fail("kiln::full: %s (cuda:%d requested)", kWhy, device);

@@ -177,6 +177,24 @@ struct State {
   ReturnKind ret = ReturnKind::None;
   std::vector<Value> ret_values; // the returned tensors
   int num_ops = 0;
+
+  // Every value a name of the region holds: f(slot, value) for the slots'
+  // values, f(-1, value) for bound names and closures' copies (handles of
+  // one storage share its elements wherever they are held). Stops at the
+  // first f that returns true, and says whether one did.
+  template <class F> bool any_held(F &&f) {
+    for (auto &[sid, v] : values)
+      if (f(sid, v))
+        return true;
+    for (auto &[d, v] : names)
+      if (f(SlotId(-1), v))
+        return true;
+    for (Closure &c : closures)
+      for (auto &[d, v] : c.copies)
+        if (f(SlotId(-1), v))
+          return true;
+    return false;
+  }
 };
 
 struct SlotInfo {

@@ -1044,19 +1044,12 @@ bool Capturer::assign_tensor(const Expr *lhs, const Expr *rhs,
   const bool rebinds = st.copy_back.count(*id) && !st.rebound.count(*id);
   const Value before = rebinds ? st.values.lookup(*id) : Value();
   auto named_elsewhere = [&](const Value &nv) {
-    if (nv.kind == Value::Tensor && nv.storage == before.storage)
-      return true;
-    for (const auto &[sid, v] : st.values)
-      if (sid != *id && v.kind == Value::Tensor && v.storage == before.storage)
-        return true;
-    for (const auto &[d, v] : st.names)
-      if (v.kind == Value::Tensor && v.storage == before.storage)
-        return true;
-    for (const Closure &c : st.closures)
-      for (const auto &[d, v] : c.copies)
-        if (v.kind == Value::Tensor && v.storage == before.storage)
-          return true;
-    return false;
+    auto shares = [&](const Value &v) {
+      return v.kind == Value::Tensor && v.storage == before.storage;
+    };
+    return shares(nv) || st.any_held([&](SlotId sid, const Value &v) {
+             return sid != *id && shares(v);
+           });
   };
   std::optional<Value> v;
   if (undefined_tensor_expr(rhs)) {
@@ -1103,29 +1096,16 @@ bool Capturer::resolve_contiguous(SlotId id, Value &cur) {
     return v.kind == Value::Tensor && v.storage == cur.storage && v.contiguous;
   };
   if (*contiguous) {
-    for (auto &[sid, v] : st.values)
+    st.any_held([&](SlotId, Value &v) {
       if (flagged(v))
         v.contiguous = false;
-    for (auto &[d, v] : st.names)
-      if (flagged(v))
-        v.contiguous = false;
-    for (Closure &c : st.closures)
-      for (auto &[d, v] : c.copies)
-        if (flagged(v))
-          v.contiguous = false;
+      return false;
+    });
     cur.contiguous = false;
     return true;
   }
-  for (const auto &[sid, v] : st.values)
-    if (sid != id && flagged(v))
-      return false;
-  for (const auto &[d, v] : st.names)
-    if (flagged(v))
-      return false;
-  for (const Closure &c : st.closures)
-    for (const auto &[d, v] : c.copies)
-      if (flagged(v))
-        return false;
+  if (st.any_held([&](SlotId sid, const Value &v) { return sid != id && flagged(v); }))
+    return false;
   cur = Value::tensor(cur.node, fresh_storage());
   st.values[id] = cur;
   return true;
@@ -1184,20 +1164,20 @@ bool Capturer::inplace(const CXXOperatorCallExpr *oc) {
   st.dclass[m] = dc;
   // Every name of the storage sees the update (handles share elements):
   // slots, bound names and closures' copies.
+  // (Slots through write(), after the walk: it records the write.)
   auto update_names = [&] {
     llvm::SmallVector<SlotId, 4> sharing;
-    for (auto &[sid, v] : st.values)
-      if (v.kind == Value::Tensor && v.storage == cur->storage)
-        sharing.push_back(sid);
+    st.any_held([&](SlotId sid, Value &v) {
+      if (v.kind == Value::Tensor && v.storage == cur->storage) {
+        if (sid >= 0)
+          sharing.push_back(sid);
+        else
+          v.node = m;
+      }
+      return false;
+    });
     for (SlotId sid : sharing)
       write(sid, Value::tensor(m, cur->storage), true);
-    for (auto &[d, v] : st.names)
-      if (v.kind == Value::Tensor && v.storage == cur->storage)
-        v.node = m;
-    for (Closure &c : st.closures)
-      for (auto &[d, v] : c.copies)
-        if (v.kind == Value::Tensor && v.storage == cur->storage)
-          v.node = m;
   };
   switch (storage.kind) {
   case Storage::Fresh:

@@ -108,7 +108,7 @@ template <class S, class D> void launch_copy(const CopyLaunch &l) {
   dim3 block(kThreads);
   if (l.contiguous && is_aligned(l.args.out, sizeof(D) * V) &&
       is_aligned(l.args.in, sizeof(S) * V)) {
-    dim3 grid(unsigned(grid_for((l.n + V - 1) / V, kThreads, l.device)));
+    dim3 grid(unsigned(grid_for((l.n + V - 1) / V, kThreads)));
     copy_vec_kernel<S, D><<<grid, block, 0, stream_of(l.device)>>>(l.n, l.args);
     after_launch(name, "contiguous", dtype_of<D>(), l.n, grid, block,
                  l.device);
@@ -116,7 +116,7 @@ template <class S, class D> void launch_copy(const CopyLaunch &l) {
   }
   if (inner_vec_copy<S, D>(l)) {
     const int64_t nv = l.n / V;
-    dim3 grid(unsigned(grid_for(nv, kThreads, l.device)));
+    dim3 grid(unsigned(grid_for(nv, kThreads)));
     if (fits_32bit(l.calc, l.n, int64_t(grid.x) * kThreads * V))
       copy_inner_vec_kernel<S, D, int32_t>
           <<<grid, block, 0, stream_of(l.device)>>>(int32_t(nv), l.args, l.calc);
@@ -127,7 +127,7 @@ template <class S, class D> void launch_copy(const CopyLaunch &l) {
                  l.device);
     return;
   }
-  dim3 grid(unsigned(grid_for(l.n, kThreads, l.device)));
+  dim3 grid(unsigned(grid_for(l.n, kThreads)));
   bool narrow = fits_32bit(l.calc, l.n, int64_t(grid.x) * kThreads);
   if (narrow)
     copy_strided_kernel<S, D, int32_t>
@@ -216,7 +216,7 @@ void cuda_copy_many(std::span<const CopyLaunch> ls) {
         p.calc[k] = l.calc;
         p.nv[k] = l.n / V;
         p.first_block[k] = blocks;
-        blocks += (p.nv[k] + kThreads - 1) / kThreads;
+        blocks += grid_for(p.nv[k], kThreads);
         n += l.n;
         narrow = narrow && fits_32bit(l.calc, l.n, int64_t(kThreads) * V);
       }
@@ -257,7 +257,7 @@ void cuda_fill(void *out, DType dtype, double value, int64_t n, int device,
   dispatch_dtype(dtype, [&]<class T>() {
     constexpr int V = int(16 / sizeof(T));
     dim3 block(kThreads);
-    dim3 grid(unsigned(grid_for((n + V - 1) / V, kThreads, device)));
+    dim3 grid(unsigned(grid_for((n + V - 1) / V, kThreads)));
     fill_kernel<T><<<grid, block, 0, stream_of(device)>>>(
         n, static_cast<T *>(out), convert<T>(value));
     after_launch("fill", "contiguous", dtype, n, grid, block, device, counted);

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 namespace kiln::detail {
 
 // Throws kiln::Error("<fn>: <what> failed: <CUDA's message>"), clearing
@@ -44,6 +46,9 @@ void after_launch(const char *what, const char *path, DType dt, int64_t n,
 // the rest ran the 268 MB copy of a LLaMA decode's key cache into the
 // grown cache at 3.79 TB/s on an H200, a thread per item at 4.17, level
 // with cudaMemcpyAsync (bench/results/2026-11-29-h200-decode-kernels.md).
-int64_t grid_for(int64_t work, int threads, int device);
+inline int64_t grid_for(int64_t work, int threads) {
+  const int64_t blocks = (work + threads - 1) / threads;
+  return blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX;
+}
 
 } // namespace kiln::detail

@@ -6,7 +6,6 @@
 #include <kiln/rt.h>
 
 #include <atomic>
-#include <cstdint>
 #include <string>
 
 namespace kiln::detail {
@@ -122,12 +121,6 @@ void cuda_stream_synchronize(void *stream, int device) {
   set_device(device, "kiln::synchronize");
   cuda_check(cudaStreamSynchronize(cudaStream_t(stream)), "kiln::synchronize",
              "cudaStreamSynchronize");
-}
-
-int64_t grid_for(int64_t work, int threads, int device) {
-  (void)device;
-  int64_t blocks = (work + threads - 1) / threads;
-  return blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX;
 }
 
 void after_launch(const char *what, const char *path, DType dt, int64_t n,

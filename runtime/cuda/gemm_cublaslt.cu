@@ -707,7 +707,7 @@ void launch_epilogue(const GemmArgs &g, int device, bool read_d, bool add_bias,
                  g.m,
                  g.n,
                  g.batch * g.m * g.n};
-  dim3 block(256), grid(unsigned(grid_for(a.total, 256, device)));
+  dim3 block(256), grid(unsigned(grid_for(a.total, 256)));
   dispatch_dtype(g.d_dtype, [&]<class D>() {
     if constexpr (std::is_floating_point_v<D> || std::is_same_v<D, half> ||
                   std::is_same_v<D, bfloat16>)

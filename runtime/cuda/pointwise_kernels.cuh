@@ -180,14 +180,14 @@ void launch_pointwise(const PwLaunch &l) {
   }
   dim3 block(kThreads);
   if (vec) {
-    dim3 grid(unsigned(grid_for((l.n + V - 1) / V, kThreads, l.device)));
+    dim3 grid(unsigned(grid_for((l.n + V - 1) / V, kThreads)));
     pw_vec_kernel<Op, In, Common>
         <<<grid, block, 0, stream_of(l.device)>>>(l.n, l.args);
     after_launch(name, "contiguous", dtype_of<In>(), l.n, grid, block,
                  l.device);
     return;
   }
-  dim3 grid(unsigned(grid_for(l.n, kThreads, l.device)));
+  dim3 grid(unsigned(grid_for(l.n, kThreads)));
   bool narrow = fits_32bit(l.calc, l.n, int64_t(grid.x) * kThreads);
   if (narrow)
     pw_strided_kernel<Op, In, Common, int32_t>

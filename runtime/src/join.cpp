@@ -108,9 +108,9 @@ void fill(const Tensor &r, const std::vector<Tensor> &tensors,
                              size_t(n * inner) * es, size_t(n * inner) * es,
                              size_t(outer), r.device().index, fn);
       else if (r.device().is_cuda()) {
-        if (!detail::copy_launch(r.slice(d, at, at + n), t, fn,
-                                 launches.emplace_back()))
-          launches.pop_back();
+        detail::CopyLaunch l;
+        if (detail::copy_launch(r.slice(d, at, at + n), t, fn, l))
+          launches.push_back(l);
       } else
         detail::copy_same_device(r.slice(d, at, at + n), t, fn);
     }

@@ -586,6 +586,15 @@ TEST(GeneratedLayout, DenseAlignedBlocksAndFits) {
   EXPECT_EQ(gen::blocks(256), 1u);
   EXPECT_EQ(gen::blocks(257), 2u);
   EXPECT_EQ(gen::blocks(int64_t(1) << 50), unsigned(INT32_MAX));
+  EXPECT_EQ(gen::blocks(4096, 32), 128u);
+  // A small call spreads over every multiprocessor (4096 threads on 132:
+  // blocks of a warp); a large one keeps blocks of 256; never below a warp.
+  EXPECT_EQ(gen::pointwise_block(int64_t(1) << 26, 132), 256u);
+  EXPECT_EQ(gen::pointwise_block(256 * 132, 132), 256u);
+  EXPECT_EQ(gen::pointwise_block(256 * 131, 132), 128u);
+  EXPECT_EQ(gen::pointwise_block(22016, 132), 128u);
+  EXPECT_EQ(gen::pointwise_block(4096, 132), 32u);
+  EXPECT_EQ(gen::pointwise_block(1, 132), 32u);
 
   OffsetCalc<1> c;
   c.rank = 2;

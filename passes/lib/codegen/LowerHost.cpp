@@ -360,6 +360,20 @@ struct Host {
     return launch({std::move(kernel), dev, std::move(grid), std::move(block),
                    nm("args")});
   }
+  // A pointwise kernel's launch over `items` threads: blocks sized to
+  // spread a small call over every multiprocessor
+  // (kiln::gen::pointwise_block).
+  Stmt spread_launch(Expr kernel, Expr items) const {
+    Expr per = call("kiln::gen::pointwise_block",
+                    {nm("items_"), call("kiln::rt::multiprocessor_count", {dev})});
+    Stmts b;
+    b.push_back(decl("const", "int64_t", "items_", std::move(items)));
+    b.push_back(decl("const", "unsigned", "block_", std::move(per)));
+    b.push_back(gpu_launch(std::move(kernel),
+                           call("kiln::gen::blocks", {nm("items_"), nm("block_")}),
+                           nm("block_")));
+    return block(std::move(b));
+  }
 
   // ---- guards ----
 
@@ -908,7 +922,11 @@ struct Host {
     } else {
       Stmts gpu;
       gpu.push_back(decl("", "int64_t", "n_", n));
-      Expr aligned = nm("dense");
+      gpu.push_back(decl("const", "bool", "small",
+                         call("kiln::gen::pointwise_small",
+                              {(n + (vec - 1)) / lit(vec),
+                               call("kiln::rt::multiprocessor_count", {dev})})));
+      Expr aligned = nm("dense") && unary("!", nm("small"));
       for (auto [i, in] : llvm::enumerate(k.inputs))
         aligned = aligned &&
                   call("kiln::gen::aligned",
@@ -928,25 +946,22 @@ struct Host {
       gpu.push_back(if_then(
           aligned,
           {args_array(vargs),
-           gpu_launch(kernel_ref(kname(ki, "vec")),
-                      call("kiln::gen::blocks", {(n + (vec - 1)) / lit(vec)}),
-                      lit(256))},
+           spread_launch(kernel_ref(kname(ki, "vec")),
+                         (n + (vec - 1)) / lit(vec))},
           {decl("", "kiln::OffsetCalc<" +
                         std::to_string(k.outputs.size() + k.inputs.size()) + ">",
                 "calc"),
            eval(call("kiln::rt::make_offset_calc",
                      {shape, operand_list(k), nm("calc")})),
            args_array(sargs),
-           if_then(call("kiln::gen::fits_u32", {nm("calc"), n}) &&
+           if_then(unary("!", nm("small")) && call("kiln::gen::fits_u32", {nm("calc"), n}) &&
                        call("kiln::gen::inner_vec",
                             {nm("calc"), lit(vec), op_pointers(k), op_bytes(k)}),
-                   {gpu_launch(kernel_ref(kname(ki, "sv")),
-                               call("kiln::gen::blocks", {n / lit(vec)}),
-                               lit(256))},
-                   {gpu_launch(select(call("kiln::gen::fits_u32", {nm("calc"), n}),
-                                      kernel_ref(kname(ki, "s32")),
-                                      kernel_ref(kname(ki, "s64"))),
-                               call("kiln::gen::blocks", {n}), lit(256))})}));
+                   {spread_launch(kernel_ref(kname(ki, "sv")), n / lit(vec))},
+                   {spread_launch(select(call("kiln::gen::fits_u32", {nm("calc"), n}),
+                                         kernel_ref(kname(ki, "s32")),
+                                         kernel_ref(kname(ki, "s64"))),
+                                  n)})}));
       b.push_back(if_then(method(dev, "is_cuda"), std::move(gpu), std::move(cpu)));
     }
     Stmt run = if_then(n > lit(0), std::move(b));

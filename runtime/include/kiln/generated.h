@@ -187,8 +187,43 @@ bool inner_vec(const OffsetCalc<N> &c, int V, const void *const (&ptrs)[N],
 // one wave looping over the rest, sin(x)+cos(y) on 2^26 floats reached 86%
 // of the copy floor on an H200, with a thread per item 100%
 // (bench/experiments/pointwise_variants.cu at commit 3ae925a44d).
-inline unsigned blocks(int64_t threads) {
-  return unsigned(std::clamp<int64_t>((threads + 255) / 256, 1, INT32_MAX));
+inline unsigned blocks(int64_t threads, unsigned block = 256) {
+  return unsigned(
+      std::clamp<int64_t>((threads + block - 1) / block, 1, INT32_MAX));
+}
+
+// A measurement knob (-DKILN_POINTWISE_SPREAD=0 keeps every block at 256
+// threads), not an interface.
+#ifndef KILN_POINTWISE_SPREAD
+#define KILN_POINTWISE_SPREAD 1
+#endif
+// Threads per block for a pointwise kernel of `threads` work items on
+// `sms` multiprocessors: 256, halved (to a warp at least) while the grid
+// would leave multiprocessors idle. A small call is latency-bound: 4096
+// threads in blocks of 256 (a LLaMA decode's rotary embedding: 16 tokens
+// x 32 heads x 128 features, 8 per thread) ran on 16 of an H200's 132
+// multiprocessors, each moving 16 times its share.
+// A measurement knob (-DKILN_POINTWISE_SCALAR_SMALL=0 keeps small calls
+// on the 16-byte kernels), not an interface.
+#ifndef KILN_POINTWISE_SCALAR_SMALL
+#define KILN_POINTWISE_SCALAR_SMALL 1
+#endif
+// Whether a pointwise call of `vthreads` 16-byte items is small enough to
+// run an element per thread instead: under a warp per scheduler (four per
+// multiprocessor), each warp's instructions run one after another with
+// nothing to hide their latency, and a thread's index math over many
+// operands and its V elements' arithmetic are the kernel's time. A LLaMA
+// decode's q and k rotations (4096 16-byte items, 20 operands) took 5.1 us
+// on an H200 so.
+inline bool pointwise_small(int64_t vthreads, int64_t sms) {
+  return KILN_POINTWISE_SCALAR_SMALL && vthreads < sms * 128;
+}
+inline unsigned pointwise_block(int64_t threads, int64_t sms) {
+  unsigned block = 256;
+  if (KILN_POINTWISE_SPREAD)
+    while (block > 32 && (threads + block - 1) / block < sms)
+      block /= 2;
+  return block;
 }
 
 // ---- fused reductions ----

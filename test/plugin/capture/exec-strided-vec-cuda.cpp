@@ -5,6 +5,10 @@
 // `strided_vec` copy. Layouts that do not fit (an inner dim that is not a
 // multiple of V, a transposed inner dim, a slice starting off the vector
 // boundary) take the element-wise s32 kernel and the plain strided copy.
+// A small call (fewer 16-byte items than 128 per multiprocessor) takes the
+// element-wise kernel whatever its layout (kiln::gen::pointwise_small), so
+// the other cases are large enough for the vector flavours on any GPU of
+// up to 256 multiprocessors.
 // Compiled vs eager vs float64; the launch log (stderr, in order) shows the
 // flavour each launch took, and not the other one (COMPILED lines: with
 // every guard made to fail, only the numbers are checked).
@@ -19,6 +23,9 @@
 // COMPILED-NOT: {{kiln_rope_mix_.*_s32 }}
 // COMPILED: launch {{kiln_rope_mix_.*_k0_f32_sv}}
 // CHECK: case rope odd head dim bf16
+// COMPILED-NOT: {{kiln_rope_mix_.*_sv }}
+// COMPILED: launch {{kiln_rope_mix_.*_k0_bf16_s32}}
+// CHECK: case rope head view, a small call bf16
 // COMPILED-NOT: {{kiln_rope_mix_.*_sv }}
 // COMPILED: launch {{kiln_rope_mix_.*_k0_bf16_s32}}
 // CHECK: case transposed inner dim f32
@@ -96,17 +103,26 @@ int main() {
   for (auto [dt, D, what] : {std::tuple{kiln::bf16, int64_t(64), "rope head view"},
                              std::tuple{kiln::f32, int64_t(64), "rope head view"},
                              std::tuple{kiln::bf16, int64_t(6), "rope odd head dim"}}) {
-    const int64_t B = 2, T = 16, H = 4;
+    const int64_t B = 2, T = 512, H = 4;
     run_case(what, {in({B, T, H * D}, dt, 1), in({T, D}, dt, 2), in({T, D}, dt, 3)},
              [&](const std::vector<Tensor> &a) {
                return rope_mix(a[0], a[1], a[2], H);
              }, 1);
   }
-  run_case("transposed inner dim", {in({64, 48}, kiln::f32, 4)},
+  {
+    const int64_t B = 2, T = 16, H = 4, D = 64;
+    const kiln::DType dt = kiln::bf16;
+    run_case("rope head view, a small call",
+             {in({B, T, H * D}, dt, 9), in({T, D}, dt, 10), in({T, D}, dt, 11)},
+             [&](const std::vector<Tensor> &a) {
+               return rope_mix(a[0], a[1], a[2], H);
+             }, 1);
+  }
+  run_case("transposed inner dim", {in({640, 480}, kiln::f32, 4)},
            [](const std::vector<Tensor> &a) { return scaled_t(a[0]); }, 1);
-  run_case("slice of the last dim", {in({32, 128}, kiln::bf16, 5)},
+  run_case("slice of the last dim", {in({4096, 128}, kiln::bf16, 5)},
            [](const std::vector<Tensor> &a) { return swish_half(a[0], 64); }, 1);
-  run_case("slice off the vector boundary", {in({32, 100}, kiln::bf16, 6)},
+  run_case("slice off the vector boundary", {in({4096, 100}, kiln::bf16, 6)},
            [](const std::vector<Tensor> &a) { return swish_half(a[0], 50); }, 1);
   // reshape of the transposed view copies (the runtime's copy), then the
   // kernel doubling it reads the copy contiguously.

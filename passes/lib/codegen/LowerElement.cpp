@@ -179,11 +179,14 @@ Stmt compute_node(const ir::Graph &g, NodeId id, const ValueMap &values) {
     else
       args.push_back(operand(g, o, cond ? "bool" : ct, values));
   }
-  // exp rounded to 16 bits: the GPU's approximate 2^x (scalar.h says why).
-  const bool approx = n.op == Op::Exp && rounds_in_eager(g, id);
+  // exp, a division and a reciprocal rounded to 16 bits: the GPU's
+  // approximate 2^x and division (scalar.h says why).
+  const bool approx =
+      (n.op == Op::Exp || n.op == Op::Div || n.op == Op::Reciprocal) &&
+      rounds_in_eager(g, id);
   return compute(value_type(n), print(value_var(id)),
-                 approx ? "exp_approx" : info.name, std::move(args), id,
-                 describe_node(g, n));
+                 approx ? std::string(info.name) + "_approx" : info.name,
+                 std::move(args), id, describe_node(g, n));
 }
 
 Stmt store_node(const ir::Graph &g, NodeId o, const ValueMap &values,

@@ -459,5 +459,33 @@ template <class A> KILN_HD inline auto op_exp_approx(A a) {
     return op_exp(a);
 }
 
+// a / b and 1 / a of values the kernel rounds to f16 or bf16 (codegen
+// picks them for div and reciprocal nodes of those dtypes, as exp_approx):
+// on the GPU div.full.f32 (relative error at most 2^-22; a divisor above
+// 2^126 in magnitude gives 0, below bf16's normal range), branch-free.
+// IEEE division takes a range check and a branch per element, each a
+// convergence region, so a thread's eight elements ran one after another:
+// silu(a) * b over 16 x 11008 bf16 (a LLaMA decode's MLP) took 3.04 us on
+// an H200 against Inductor's 2.34 (Triton divides f32 by div.full.f32).
+// Elsewhere, and for a double, the IEEE division.
+template <class A, class B> KILN_HD inline auto op_div_approx(A a, B b) {
+#ifdef __CUDA_ARCH__
+  if constexpr (std::is_same_v<A, float> && std::is_same_v<B, float>) {
+    float r;
+    asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+  } else
+#endif
+    return op_div(a, b);
+}
+template <class A> KILN_HD inline auto op_reciprocal_approx(A a) {
+#ifdef __CUDA_ARCH__
+  if constexpr (std::is_same_v<A, float>)
+    return op_div_approx(1.0f, a);
+  else
+#endif
+    return op_reciprocal(a);
+}
+
 } // namespace scalar
 } // namespace kiln

@@ -184,6 +184,24 @@ KILN_INSTANTIATE(13)
 KILN_INSTANTIATE(14)
 KILN_INSTANTIATE(15)
 KILN_INSTANTIATE(16)
+KILN_INSTANTIATE(17)
+KILN_INSTANTIATE(18)
+KILN_INSTANTIATE(19)
+KILN_INSTANTIATE(20)
+KILN_INSTANTIATE(21)
+KILN_INSTANTIATE(22)
+KILN_INSTANTIATE(23)
+KILN_INSTANTIATE(24)
+KILN_INSTANTIATE(25)
+KILN_INSTANTIATE(26)
+KILN_INSTANTIATE(27)
+KILN_INSTANTIATE(28)
+KILN_INSTANTIATE(29)
+KILN_INSTANTIATE(30)
+KILN_INSTANTIATE(31)
+KILN_INSTANTIATE(32)
+static_assert(kMaxPointwiseOperands == 32,
+              "instantiate make_offset_calc up to kMaxPointwiseOperands");
 #undef KILN_INSTANTIATE
 
 } // namespace kiln::rt
@@ -194,9 +212,10 @@ int fill_offset_calc(const Dims &out_sizes, const Tensor *const *operands,
                      int n, int64_t *sizes, int64_t *strides) {
   int rank = out_sizes.rank();
   // Operand strides aligned to the output's dims (broadcast dims: 0).
-  int64_t st[kMaxRank][16] = {};
-  if (n > 16)
-    fail("kiln::rt::make_offset_calc: %d operands, at most 16", n);
+  int64_t st[kMaxRank][kMaxPointwiseOperands] = {};
+  if (n > kMaxPointwiseOperands)
+    fail("kiln::rt::make_offset_calc: %d operands, at most %d", n,
+         kMaxPointwiseOperands);
   for (int i = 0; i < n; ++i) {
     const Tensor *t = operands[i];
     if (!t) // a scalar operand: never advances

@@ -76,6 +76,17 @@ COMPILE std::tuple<Tensor, Tensor> twice(const Tensor &a, const Tensor &b) {
   return {kiln::relu(p), p * 3.0};
 }
 
+// Two projections, each with pointwise work the other does not read (a
+// LLaMA block's q and k rotations): one pointwise kernel after both
+// products when the outputs' shapes are equal (three launches), the two
+// per-product kernels when they differ (four).
+COMPILE std::tuple<Tensor, Tensor> two_projections(const Tensor &x, const Tensor &wq,
+                                                   const Tensor &wk, const Tensor &c) {
+  Tensor q = kiln::linear(x, wq);
+  Tensor k = kiln::linear(x, wk);
+  return {kiln::sigmoid(q) * c, kiln::tanh(k) * c};
+}
+
 inline int run_products(kiln::Device dev) {
   using capture_compare::check;
   using V = std::vector<Tensor>;
@@ -173,6 +184,22 @@ inline int run_products(kiln::Device dev) {
       check("attention scores" + at, dt,
             [&] { return V{scores(q, kt, 0.25)}; }, 1, 0, -1,
             ref([&] { return V{cpu(scores(f64(q), f64(kt), 0.25))}; }));
+      Tensor wq = input({N, K}, dt, 30), wk = input({N, K}, dt, 31);
+      Tensor wk5 = input({5, K}, dt, 32), cq = input({N}, dt, 33);
+      Tensor c1 = input({1}, dt, 34);
+      // k of N columns as q: one kernel after both products (3 launches);
+      // of 5: the shapes differ, the two per-product kernels (4).
+      for (auto [wkx, c, launches, what] :
+           {std::tuple{wk, cq, 3, ""}, std::tuple{wk5, c1, 4, ", shapes differ"}})
+        check("two projections" + std::string(what) + at, dt,
+              [&] {
+                auto [q, kk] = two_projections(a, wq, wkx, c);
+                return V{q, kk};
+              },
+              1, 0, k(launches), ref([&] {
+                auto [q, kk] = two_projections(f64(a), f64(wq), f64(wkx), f64(c));
+                return V{cpu(q), cpu(kk)};
+              }));
       check("product used twice" + at, dt,
             [&] {
               auto [r, t] = twice(a, b);

@@ -17,6 +17,8 @@
 #include <kiln/passes/schedule.h>
 #include <kiln/passes/text.h>
 
+#include <kiln/kernel_abi.h>
+
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -179,6 +181,16 @@ schedule_pointwise(const ir::Graph &g, const std::vector<NodeId> &roots,
       else if (!s && same)
         same = std::nullopt;
     }
+  // The fused kernel's operands: every output and every input set's
+  // inputs; past what a kernel takes, the per-set kernels run.
+  std::set<NodeId> every_input;
+  size_t every_output = 0;
+  for (const auto &[ins, ki] : kernel_of_inputs) {
+    every_input.insert(ins.begin(), ins.end());
+    every_output += plan.kernels[ki].outputs.size();
+  }
+  if (every_input.size() + every_output > size_t(kMaxPointwiseOperands))
+    same = false;
   if (plan.kernels.size() > 1 && same != false) {
     Kernel all;
     std::set<NodeId> every;
@@ -353,6 +365,110 @@ static void append(KernelPlan &plan, KernelPlan sub) {
   }
 }
 
+namespace {
+// schedule_groups' groups: what one kernel (or a library call) computes.
+enum class GroupKind : uint8_t { Reduction, Pointwise, Product };
+struct Group {
+  GroupKind kind;
+  llvm::SmallVector<int64_t, 2> dims; // Reduction
+  // Product: the product, the epilogue's last node, its addends (-1:
+  // none) and activation.
+  NodeId product = -1, tail = -1, bias = -1, addend = -1, act = -1;
+};
+} // namespace
+
+// Horizontal fusion (Inductor's): pointwise work that later pointwise work
+// does not depend on moves into it. A LLaMA block rotates q in a group
+// after q's projection and k in one after k's; merged, after both
+// projections, the rotations are one kernel. Group i merges into a later
+// pointwise group j when j does not depend on i, directly or through a
+// group between them; the groups between that do (a cat of i's pieces)
+// move after j, in their order. Only groups whose values may share one
+// iteration space merge (shapes not known to differ: schedule_pointwise
+// makes one kernel of them, or chooses at run time). `home` and `after`
+// (group indices) are renumbered to the new order.
+static void merge_pointwise_groups(const ir::Graph &g,
+                                   const std::set<NodeId> &live,
+                                   std::vector<Group> &groups,
+                                   std::vector<int> &home,
+                                   std::vector<int> &after,
+                                   const std::vector<Role> &role) {
+  // Whether groups i and j hold full values whose shapes may be equal.
+  auto shapes_may_match = [&](int i, int j) {
+    std::vector<const ir::Shape *> a, b;
+    for (NodeId id : live)
+      if (role[id] == Role::Full && !g.node(id).type.scalar) {
+        if (home[id] == i)
+          a.push_back(&g.node(id).type.shape);
+        else if (home[id] == j)
+          b.push_back(&g.node(id).type.shape);
+      }
+    for (const ir::Shape *x : a)
+      for (const ir::Shape *y : b)
+        if (same_shape(*x, *y) != false)
+          return true;
+    return false;
+  };
+  // At most a merge per group: each shrinks the groups by one.
+  for (size_t round = 0, most = groups.size(); round < most; ++round) {
+    const int n = int(groups.size());
+    // reads[x][y]: group x reads what group y wrote, or a view or a size
+    // of it.
+    std::vector<std::vector<char>> reads(n, std::vector<char>(n, 0));
+    for (NodeId id : live) {
+      const int x = home[id];
+      if (x < 0 || x >= n)
+        continue;
+      for (NodeId o : g.node(id).operands)
+        for (int y : {home[o], after[o]})
+          if (y >= 0 && y < n && y != x)
+            reads[x][y] = 1;
+    }
+    int mi = -1, mj = -1;
+    std::vector<char> on_i;
+    for (int j = 1; j < n && mi < 0; ++j) {
+      if (groups[j].kind != GroupKind::Pointwise)
+        continue;
+      for (int i = j - 1; i >= 0 && mi < 0; --i) {
+        if (groups[i].kind != GroupKind::Pointwise)
+          continue;
+        on_i.assign(n, 0);
+        on_i[i] = 1;
+        for (int x = i + 1; x <= j; ++x)
+          for (int y = i; y < x && !on_i[x]; ++y)
+            on_i[x] = on_i[y] && reads[x][y];
+        if (!on_i[j] && shapes_may_match(i, j))
+          mi = i, mj = j;
+      }
+    }
+    if (mi < 0)
+      return;
+    // The new order: before i; between i and j, what does not depend on
+    // i; j with i; between, what does; after j.
+    std::vector<int> order;
+    for (int x = 0; x < n; ++x)
+      if (x != mi && !(x > mi && x < mj && on_i[x]))
+        order.push_back(x);
+    std::vector<int> pos(n, -1);
+    std::vector<int> moved;
+    for (int x = mi + 1; x < mj; ++x)
+      if (on_i[x])
+        moved.push_back(x);
+    order.insert(llvm::find(order, mj) + 1, moved.begin(), moved.end());
+    std::vector<Group> reordered;
+    for (auto [p, x] : llvm::enumerate(order)) {
+      pos[x] = int(p);
+      reordered.push_back(groups[x]);
+    }
+    pos[mi] = pos[mj];
+    for (std::vector<int> *v : {&home, &after})
+      for (int &c : *v)
+        if (c >= 0 && c < n)
+          c = pos[c];
+    groups = std::move(reordered);
+  }
+}
+
 // Graphs one reduction kernel cannot compute (reductions over different
 // dims, a reduction of a reduced value, a keepdim=false reduced value
 // broadcast against a tensor of another shape) and graphs with matrix
@@ -380,14 +496,7 @@ static void append(KernelPlan &plan, KernelPlan sub) {
 // `live`: the nodes the outputs need.
 static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
                                                   const std::set<NodeId> &live) {
-  enum class Kind : uint8_t { Reduction, Pointwise, Product };
-  struct Group {
-    Kind kind;
-    llvm::SmallVector<int64_t, 2> dims; // Reduction
-    // Product: the product, the epilogue's last node, its addends (-1:
-    // none) and activation.
-    NodeId product = -1, tail = -1, bias = -1, addend = -1, act = -1;
-  };
+  using Kind = GroupKind;
   const size_t N = g.nodes.size();
   std::vector<int> uses(N, 0);
   for (NodeId id : live)
@@ -604,6 +713,8 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
     }
   }
 
+  merge_pointwise_groups(g, live, groups, home, after, role);
+
   // Each group's roots: the outputs it computes and the values later
   // groups read (found from the last group down). Outputs of the arguments
   // alone go to a pointwise group after every other.
@@ -747,7 +858,31 @@ static void plan_cat_pieces(const ir::Graph &g, KernelPlan &plan) {
   }
 }
 
+// A pointwise kernel of more operands than kiln::kMaxPointwiseOperands is
+// an error at its first output (the function stays eager).
+static llvm::Expected<KernelPlan> check_widths(const ir::Graph &g,
+                                               llvm::Expected<KernelPlan> plan) {
+  if (!plan)
+    return plan;
+  for (const Kernel &k : plan->kernels)
+    if (k.kind == Kernel::Kind::Pointwise &&
+        k.inputs.size() + k.outputs.size() > size_t(kMaxPointwiseOperands))
+      return unsupported(g, k.outputs.front(),
+                         "a pointwise kernel of " +
+                             std::to_string(k.inputs.size() + k.outputs.size()) +
+                             " tensors (at most " +
+                             std::to_string(kMaxPointwiseOperands) +
+                             ") is not supported yet");
+  return plan;
+}
+
+static llvm::Expected<KernelPlan> schedule_unchecked(const ir::Graph &g);
+
 llvm::Expected<KernelPlan> schedule(const ir::Graph &g) {
+  return check_widths(g, schedule_unchecked(g));
+}
+
+static llvm::Expected<KernelPlan> schedule_unchecked(const ir::Graph &g) {
   std::set<NodeId> members;
   for (NodeId out : g.outputs) {
     std::set<NodeId> c = closure(g, out);

@@ -45,6 +45,11 @@ struct U32Div {
   }
 };
 
+// The most operands (outputs and inputs) of a pointwise kernel: the
+// largest N of OffsetCalc that kiln::rt::make_offset_calc is built for.
+// The scheduler keeps every pointwise kernel within it.
+inline constexpr int kMaxPointwiseOperands = 32;
+
 // Maps a linear index over an output iteration space to element offsets
 // of N operands (operand 0 is usually the output). Broadcast dims have
 // stride 0. Dims are innermost last, already collapsed where contiguous.

@@ -307,9 +307,16 @@ struct RedCuda : RedModel {
     if (columns) {
       column_mapping(b);
     } else {
+      // tpr is a power of two (kiln::gen::plan_cuda): a mask and shifts,
+      // where `% tpr` and `/ tpr` were three integer divisions before the
+      // first load (a few rows are latency-bound: a decode's RMS norm).
       b.push_back(decl("const", "int", "tpr", sp.field("tpr")));
-      b.push_back(decl("const", "int", "lane", v("threadIdx.x") % tpr));
-      b.push_back(decl("const", "int64_t", "groups", v("blockDim.x") / tpr));
+      b.push_back(decl("const", "int", "tsh", call("__ffs", {tpr}) - lit(1),
+                       "log2(tpr)"));
+      b.push_back(decl("const", "int", "lane",
+                       binary("&", v("threadIdx.x"), tpr - lit(1))));
+      b.push_back(decl("const", "int64_t", "groups",
+                       binary(">>", v("blockDim.x"), v("tsh"))));
     }
     if (!vec)
       for (size_t op = 0; op < nout + nin; ++op)
@@ -499,11 +506,15 @@ struct RedCuda : RedModel {
     // same in every lane of a warp.
     b.push_back(decl("const", "int64_t", "stride",
                      cast("int64_t", v("gridDim.x")) * groups));
+    const Expr tsh = columns ? Expr() : v("tsh");
     b.push_back(decl("const", "int64_t", "sub",
-                     cast("int64_t", (v("threadIdx.x") % lit(32)) / tpr)));
+                     cast("int64_t", columns ? (v("threadIdx.x") % lit(32)) / tpr
+                                             : binary(">>", binary("&", v("threadIdx.x"), lit(31)), tsh))));
     b.push_back(for_loop(
         decl("", "int64_t", "row0",
-             cast("int64_t", v("blockIdx.x")) * groups + v("threadIdx.x") / tpr),
+             cast("int64_t", v("blockIdx.x")) * groups +
+                 (columns ? v("threadIdx.x") / tpr
+                          : binary(">>", v("threadIdx.x"), tsh))),
         v("row0") - v("sub") < sp.field("rows"),
         binary("+=", v("row0"), stride * rpg), std::move(iter)));
     return f;

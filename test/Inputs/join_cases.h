@@ -33,6 +33,21 @@ COMPILE Tensor rope_append(const Tensor &cache, const Tensor &k,
   return kiln::cat({cache, k * cos + rotate_half(k, k.size(-1)) * sin}, 2);
 }
 
+// q's and k's rotations after their projections, as a LLaMA block writes
+// them: the scheduler merges the two pointwise groups into one kernel after
+// both products, writing the four halves into the two cats (three
+// launches). With fewer key heads (grouped-query attention) the shapes
+// differ: a kernel per half and tensor (six).
+COMPILE std::tuple<Tensor, Tensor> rope_qk(const Tensor &x, const Tensor &wq,
+                                           const Tensor &wk, const Tensor &cos,
+                                           const Tensor &sin, int64_t Hq,
+                                           int64_t Hk, int64_t D) {
+  const int64_t B = x.size(0), T = x.size(1);
+  Tensor q = kiln::linear(x, wq).view({B, T, Hq, D}).transpose(1, 2);
+  Tensor k = kiln::linear(x, wk).view({B, T, Hk, D}).transpose(1, 2);
+  return {q * cos + rotate_half(q, D) * sin, k * cos + rotate_half(k, D) * sin};
+}
+
 // The rotation of heads split by a transpose ([B, T, H, D] memory), read
 // by a reduction: the cat's result (not an output) is laid out as q's
 // memory, [B, T, H, D], and the row reduction reads it through strides.
@@ -133,6 +148,21 @@ inline int run_join(kiln::Device dev) {
             [&] { return V{rope_append(cache, kn, cn, sn)}; }, 1, 0,
             k(qs[3] % 2 ? 3 : 2),
             {kiln::cat({f64(cache), join_cases::rope_reference(kn, cn, sn)}, 2)});
+    }
+    for (int64_t Hk : {int64_t(4), int64_t(2)}) {
+      const int64_t Hq = 4, D = 8, C = 32;
+      Tensor x = input({2, 5, C}, dt, 40), wq = input({Hq * D, C}, dt, 41),
+             wk = input({Hk * D, C}, dt, 42), c = input({5, D}, dt, 43),
+             s = input({5, D}, dt, 44);
+      check("rope of q and k, " + std::to_string(Hk) + " key heads", dt,
+            [&] {
+              auto [q, kk] = rope_qk(x, wq, wk, c, s, Hq, Hk, D);
+              return V{q, kk};
+            },
+            1, 0, k(Hk == Hq ? 3 : 6), capture_compare::eager_reference([&] {
+              auto [q, kk] = rope_qk(f64(x), f64(wq), f64(wk), f64(c), f64(s), Hq, Hk, D);
+              return V{q, kk};
+            }));
     }
     {
       Tensor x = input({2, 5, 3, 8}, dt, 23), c = input({5, 8}, dt, 24),

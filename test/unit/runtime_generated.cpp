@@ -595,6 +595,10 @@ TEST(GeneratedLayout, DenseAlignedBlocksAndFits) {
   EXPECT_EQ(gen::pointwise_block(22016, 132), 128u);
   EXPECT_EQ(gen::pointwise_block(4096, 132), 32u);
   EXPECT_EQ(gen::pointwise_block(1, 132), 32u);
+  // Under 128 16-byte items per multiprocessor: an element per thread.
+  EXPECT_TRUE(gen::pointwise_small(4096, 132));
+  EXPECT_TRUE(gen::pointwise_small(128 * 132 - 1, 132));
+  EXPECT_FALSE(gen::pointwise_small(128 * 132, 132));
 
   OffsetCalc<1> c;
   c.rank = 2;

@@ -362,10 +362,9 @@ struct Host {
   }
   // A pointwise kernel's launch over `items` threads: blocks sized to
   // spread a small call over every multiprocessor
-  // (kiln::gen::pointwise_block).
+  // (kiln::gen::pointwise_block; `sms_` declared before).
   Stmt spread_launch(Expr kernel, Expr items) const {
-    Expr per = call("kiln::gen::pointwise_block",
-                    {nm("items_"), call("kiln::rt::multiprocessor_count", {dev})});
+    Expr per = call("kiln::gen::pointwise_block", {nm("items_"), nm("sms_")});
     Stmts b;
     b.push_back(decl("const", "int64_t", "items_", std::move(items)));
     b.push_back(decl("const", "unsigned", "block_", std::move(per)));
@@ -922,10 +921,11 @@ struct Host {
     } else {
       Stmts gpu;
       gpu.push_back(decl("", "int64_t", "n_", n));
+      gpu.push_back(decl("const", "int64_t", "sms_",
+                         call("kiln::rt::multiprocessor_count", {dev})));
       gpu.push_back(decl("const", "bool", "small",
                          call("kiln::gen::pointwise_small",
-                              {(n + (vec - 1)) / lit(vec),
-                               call("kiln::rt::multiprocessor_count", {dev})})));
+                              {(n + (vec - 1)) / lit(vec), nm("sms_")})));
       Expr aligned = nm("dense") && unary("!", nm("small"));
       for (auto [i, in] : llvm::enumerate(k.inputs))
         aligned = aligned &&

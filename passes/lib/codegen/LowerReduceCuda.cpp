@@ -506,15 +506,12 @@ struct RedCuda : RedModel {
     // same in every lane of a warp.
     b.push_back(decl("const", "int64_t", "stride",
                      cast("int64_t", v("gridDim.x")) * groups));
-    const Expr tsh = columns ? Expr() : v("tsh");
+    const Expr tsh = v("tsh");
     b.push_back(decl("const", "int64_t", "sub",
-                     cast("int64_t", columns ? (v("threadIdx.x") % lit(32)) / tpr
-                                             : binary(">>", binary("&", v("threadIdx.x"), lit(31)), tsh))));
+                     cast("int64_t", binary(">>", binary("&", v("threadIdx.x"), lit(31)), tsh))));
     b.push_back(for_loop(
         decl("", "int64_t", "row0",
-             cast("int64_t", v("blockIdx.x")) * groups +
-                 (columns ? v("threadIdx.x") / tpr
-                          : binary(">>", v("threadIdx.x"), tsh))),
+             cast("int64_t", v("blockIdx.x")) * groups + binary(">>", v("threadIdx.x"), tsh)),
         v("row0") - v("sub") < sp.field("rows"),
         binary("+=", v("row0"), stride * rpg), std::move(iter)));
     return f;

@@ -393,25 +393,23 @@ static void merge_pointwise_groups(const ir::Graph &g,
                                    std::vector<int> &home,
                                    std::vector<int> &after,
                                    const std::vector<Role> &role) {
-  // Whether groups i and j hold full values whose shapes may be equal.
-  auto shapes_may_match = [&](int i, int j) {
-    std::vector<const ir::Shape *> a, b;
-    for (NodeId id : live)
-      if (role[id] == Role::Full && !g.node(id).type.scalar) {
-        if (home[id] == i)
-          a.push_back(&g.node(id).type.shape);
-        else if (home[id] == j)
-          b.push_back(&g.node(id).type.shape);
-      }
-    for (const ir::Shape *x : a)
-      for (const ir::Shape *y : b)
-        if (same_shape(*x, *y) != false)
-          return true;
-    return false;
-  };
   // At most a merge per group: each shrinks the groups by one.
   for (size_t round = 0, most = groups.size(); round < most; ++round) {
     const int n = int(groups.size());
+    // The shapes of each group's full values; whether groups i and j hold
+    // two that may be equal.
+    std::vector<std::vector<const ir::Shape *>> shapes(n);
+    for (NodeId id : live)
+      if (home[id] >= 0 && home[id] < n && role[id] == Role::Full &&
+          !g.node(id).type.scalar)
+        shapes[home[id]].push_back(&g.node(id).type.shape);
+    auto shapes_may_match = [&](int i, int j) {
+      for (const ir::Shape *x : shapes[i])
+        for (const ir::Shape *y : shapes[j])
+          if (same_shape(*x, *y) != false)
+            return true;
+      return false;
+    };
     // reads[x][y]: group x reads what group y wrote, or a view or a size
     // of it.
     std::vector<std::vector<char>> reads(n, std::vector<char>(n, 0));

@@ -197,12 +197,6 @@ inline unsigned blocks(int64_t threads, unsigned block = 256) {
 #ifndef KILN_POINTWISE_SPREAD
 #define KILN_POINTWISE_SPREAD 1
 #endif
-// Threads per block for a pointwise kernel of `threads` work items on
-// `sms` multiprocessors: 256, halved (to a warp at least) while the grid
-// would leave multiprocessors idle. A small call is latency-bound: 4096
-// threads in blocks of 256 (a LLaMA decode's rotary embedding: 16 tokens
-// x 32 heads x 128 features, 8 per thread) ran on 16 of an H200's 132
-// multiprocessors, each moving 16 times its share.
 // A measurement knob (-DKILN_POINTWISE_SCALAR_SMALL=0 keeps small calls
 // on the 16-byte kernels), not an interface.
 #ifndef KILN_POINTWISE_SCALAR_SMALL
@@ -218,6 +212,12 @@ inline unsigned blocks(int64_t threads, unsigned block = 256) {
 inline bool pointwise_small(int64_t vthreads, int64_t sms) {
   return KILN_POINTWISE_SCALAR_SMALL && vthreads < sms * 128;
 }
+// Threads per block for a pointwise kernel of `threads` work items on
+// `sms` multiprocessors: 256, halved (to a warp at least) while the grid
+// would leave multiprocessors idle. A small call is latency-bound: 4096
+// threads in blocks of 256 (a LLaMA decode's rotary embedding: 16 tokens
+// x 32 heads x 128 features, 8 per thread) ran on 16 of an H200's 132
+// multiprocessors, each moving 16 times its share.
 inline unsigned pointwise_block(int64_t threads, int64_t sms) {
   unsigned block = 256;
   if (KILN_POINTWISE_SPREAD)

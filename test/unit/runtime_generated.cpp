@@ -209,6 +209,12 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
         ASSERT_EQ(one[1], both[1]);
         ASSERT_EQ(one[0], -1) << "an operand not asked for is left alone";
         ASSERT_EQ(other[0], both[0]);
+        // The kernels' entry, by row: the same (its plain-rows shortcut
+        // included).
+        int64_t at[2] = {-1, -1};
+        row_bases_at<0x3>(sp, st, o * sp.inner + i, at);
+        ASSERT_EQ(at[0], both[0]);
+        ASSERT_EQ(at[1], both[1]);
       });
     (any && !group_affine[0] ? outer_only : others)++;
     (ok ? walkable : not_walkable)++;

@@ -216,9 +216,9 @@ struct RedModel {
   Expr rstride(size_t op) const { return numbered("rs", op); }
   size_t in_op(size_t i) const { return nout + i; } // RowStrides operand
 
-  // `const int64_t b<op> = ...` for each of `ops`: their offsets of row
-  // (o, i) from one kiln::row_bases, which walks the outer dims once for
-  // them all.
+  // `const int64_t b<op> = ...` for each of `ops`: their offsets of `row`
+  // from one kiln::row_bases_at, which walks the outer dims (when it has
+  // to) once for them all.
   void bases_decl(Stmts &b, const std::vector<size_t> &ops) const {
     if (ops.empty())
       return;
@@ -228,8 +228,8 @@ struct RedModel {
     char mask[32];
     std::snprintf(mask, sizeof mask, "0x%llxull", (unsigned long long)want);
     b.push_back(decl_array("int64_t", "bases", std::to_string(nout + nin)));
-    b.push_back(eval(call(std::string("kiln::row_bases<") + mask + ">",
-                          {st, v("o"), v("i"), v("bases")})));
+    b.push_back(eval(call(std::string("kiln::row_bases_at<") + mask + ">",
+                          {sp, st, v("row"), v("bases")})));
     for (size_t op : ops)
       b.push_back(decl("const", "int64_t", print(base(op)), v("bases")[int64_t(op)]));
   }
@@ -238,11 +238,8 @@ struct RedModel {
   Stmt rstride_decl(size_t op) const {
     return decl("const", "int64_t", print(rstride(op)), st.field("s")[int64_t(op)][1]);
   }
-  // `o`, `i`, and each operand's base offset b<j> and R stride rs<j>.
+  // Each operand's base offset b<j> and R stride rs<j> for `row`.
   void row_setup(Stmts &b) const {
-    Expr o = v("o"), i = v("i"), inner = sp.field("inner");
-    b.push_back(decl("const", "int64_t", "o", call("kiln::row_outer", {sp, row})));
-    b.push_back(decl("const", "int64_t", "i", row - o * inner));
     std::vector<size_t> all;
     for (size_t op = 0; op < nout + nin; ++op)
       all.push_back(op);

@@ -105,6 +105,7 @@ int64_t direct_offset(const Tensor &t, const Dims &full, const Dims &idx) {
 TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
   std::mt19937 r(29);
   int walkable = 0, not_walkable = 0, outer_only = 0, others = 0;
+  int plain_rows = 0, general_rows = 0; // row_bases_at's two paths, checked
   for (int iter = 0; iter < 400; ++iter) {
     const int rank = 1 + int(r() % 4);
     Dims full;
@@ -216,6 +217,8 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
         ASSERT_EQ(at[0], both[0]);
         ASSERT_EQ(at[1], both[1]);
       });
+    if (any)
+      (sp.inner == 1 && st.nouter == 0 ? plain_rows : general_rows)++;
     (any && !group_affine[0] ? outer_only : others)++;
     (ok ? walkable : not_walkable)++;
     if (ok)
@@ -226,6 +229,8 @@ TEST(GeneratedRowStrides, RandomViewsMatchDirectOffsets) {
   EXPECT_GT(walkable, 100);
   EXPECT_GT(not_walkable, 10) << "the views should include unwalkable ones";
   EXPECT_GT(outer_only, 5) << "and ones only row_operand walks";
+  EXPECT_GT(plain_rows, 5) << "row_bases_at's plain-rows shortcut is checked";
+  EXPECT_GT(general_rows, 5) << "and its general path";
 }
 
 // plan_cuda: whatever the shape, the launch covers every row once and

@@ -185,8 +185,8 @@ KILN_HD inline void row_bases(const RowStrides<N> &st, int64_t o, int64_t i,
 
 // Row `row`'s operand bases (those in Want). Rows of a plain [rows, R]
 // space (inner 1, no operand walking outer dims) start at row * s[op][0]:
-// a multiply per operand and three parameters read, where the general
-// path reads every operand's strides and divisors before the row's first
+// a multiply and one stride read per operand, where the general path
+// reads every operand's strides and divisors before the row's first
 // load (a decode's RMS norm, 16 rows of 4096 bf16 on an H200: 2.85 ->
 // 2.43 us; bench/results/2026-11-30-h200-rows-lean.md).
 template <uint64_t Want, int N>

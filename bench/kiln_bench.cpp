@@ -261,6 +261,8 @@ int main(int argc, char **argv) {
   std::snprintf(s2, sizeof s2, "%lldx%lld f32", (long long)srows, (long long)scols);
   run(o, {"softmax", s2, 8.0 * srows * scols, 0, 1e-5,
           [&] { return softmax_rows(sx); }});
+  run(o, {"log_softmax", s2, 8.0 * srows * scols, 0, 1e-5,
+          [&] { return log_softmax_rows(sx); }});
   run(o, {"softmax, composed", s2, 8.0 * srows * scols, 0, 1e-5,
           [&] { return softmax_composed(sx); }});
   run(o, {"logsumexp loss", s2, 4.0 * srows * scols, 0, 1e-5,

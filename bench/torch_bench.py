@@ -57,6 +57,10 @@ def softmax_rows(x):
     return torch.softmax(x, -1)
 
 
+def log_softmax_rows(x):
+    return torch.log_softmax(x, -1)
+
+
 def layer_norm_rows(x, w, b):
     return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
 
@@ -392,6 +396,7 @@ def main():
     del state
     sx = torch.randn(32768, 1024, device=dev)
     run("softmax", softmax_rows, (sx,), reps)
+    run("log_softmax", log_softmax_rows, (sx,), reps)
     run("softmax, composed", softmax_composed, (sx,), reps)
     run("logsumexp loss", lse_loss, (sx,), reps)
     hx, hb = torch.randn(8, 1024, 4096, device=dev), torch.randn(4096, device=dev)

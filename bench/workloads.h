@@ -45,6 +45,10 @@ using kiln::Tensor;
   return kiln::softmax(x, -1);
 }
 
+[[kiln::compile]] Tensor log_softmax_rows(const Tensor &x) {
+  return kiln::log_softmax(x, -1);
+}
+
 [[kiln::compile]] Tensor layer_norm_rows(const Tensor &x, const Tensor &w,
                                          const Tensor &b) {
   return kiln::layer_norm(x, w, b, 1e-5);

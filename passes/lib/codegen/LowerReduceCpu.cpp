@@ -4,6 +4,8 @@
 //   split  few long rows: chunks in parallel, partials combined in order.
 #include "ReduceModel.h"
 
+#include <set>
+
 namespace kiln::codegen {
 
 using namespace reduce;
@@ -52,60 +54,142 @@ struct RedCpu : RedModel {
   void cpu_pass(Stmts &out, int pass, Expr from, Expr to) const {
     std::vector<NodeId> reds = reductions_in(pass);
     const Expr rb = v("rb"), re = v("re"), r = v("r"), l = v("l"),
-               ln = v("ln"), nblk = v("nblk");
+               ln = v("ln"), nblk = v("nblk"), i = v("i"), unit = v("unit");
     auto stk = [&](NodeId red) { return numbered("stk", red); };
     auto blk = [&](NodeId red) { return acc(red, "blk"); };
+    auto blkv = [&](NodeId red) { return numbered("blkv", red); };
+    // One element at r; with `contiguous`, every operand's stride along R
+    // is 1 (the run-time check `unit`), so the offsets are r itself and
+    // clang's vectoriser sees neighbouring elements.
+    auto element_at = [&](Stmts &into, bool contiguous) {
+      element(
+          into, pass,
+          [&](size_t x) {
+            const size_t J = in_op(x);
+            return numbered("in", x)[base(J) + (contiguous ? r : r * rstride(J))];
+          },
+          [&](size_t o) {
+            return numbered("out", o)[base(o) + (contiguous ? r : r * rstride(o))];
+          },
+          r, "blk");
+    };
     Stmts b;
+    // Rows whose operands are contiguous along R (the common case) take
+    // unit-stride loops: the writing pass is widened by the vectoriser,
+    // with SLEEF's forms of exp and the other functions
+    // (plugin/VectorMath.h), and a full block's lanes run side by side.
+    // Each lane adds the same elements in the same order as on the strided
+    // path, so the results are the same bit for bit except where a vector
+    // math form rounds differently from the scalar call (within 1 ULP;
+    // test/plugin/capture/exec-cpu-contiguous-rows.cpp). Strided only,
+    // softmax over 32768x1024 f32 on 2 cores took 103 ms compiled against
+    // eager's 82; now 89 (bench/results/2026-11-30-cpu-rows.md).
+    //
+    // The operands this pass reads or writes element by element (a reduced
+    // output, stored once per row, has stride 0 along R and is not one).
+    std::set<size_t> touched;
+    {
+      Stmts scratch;
+      element(
+          scratch, pass,
+          [&](size_t x) {
+            touched.insert(in_op(x));
+            return numbered("in", x)[r];
+          },
+          [&](size_t o) {
+            touched.insert(o);
+            return numbered("out", o)[r];
+          },
+          r, "blk");
+    }
+    Expr contiguous;
+    for (size_t op : touched) {
+      Expr one = rstride(op) == lit(1);
+      contiguous = contiguous ? (contiguous && one) : one;
+    }
+    b.push_back(decl("const", "bool", "unit", contiguous ? contiguous : lit(true),
+                     "the operands of this pass contiguous along R"));
     for (NodeId red : reds)
       b.push_back(decl_array(acc_type(red), print(stk(red)), "64"));
     if (!reds.empty())
       b.push_back(decl("", "uint64_t", "nblk", lit(0)));
-    Stmts each;
-    element(
-        each, pass,
-        [&](size_t i) {
-          const size_t J = in_op(i);
-          return numbered("in", i)[base(J) + r * rstride(J)];
-        },
-        [&](size_t o) { return numbered("out", o)[base(o) + r * rstride(o)]; },
-        r, "blk");
     if (reds.empty()) {
-      b.push_back(for_loop(decl("", "int64_t", "r", from), r < to, pre_inc(r),
-                           std::move(each)));
+      Stmts each, each_unit;
+      element_at(each, false);
+      element_at(each_unit, true);
+      b.push_back(if_then(
+          unit,
+          {for_loop(decl("", "int64_t", "r", from), r < to, pre_inc(r),
+                    std::move(each_unit))},
+          {for_loop(decl("", "int64_t", "r", from), r < to, pre_inc(r),
+                    std::move(each))}));
       out.push_back(block(std::move(b)));
       return;
     }
+    // A lane's partial onto the binary counter (stk[l]: 2^l lanes).
+    auto push_lane = [&](Stmts &into) {
+      into.push_back(decl("", "int", "l", lit(0)));
+      Stmts carry;
+      for (NodeId red : reds)
+        carry.push_back(accumulate(op_name(red), blk(red), stk(red)[l], blk(red)));
+      into.push_back(for_loop(binary("&", binary(">>", nblk, l), lit(1)),
+                              pre_inc(l), std::move(carry)));
+      for (NodeId red : reds)
+        into.push_back(assign(stk(red)[l], blk(red)));
+      into.push_back(eval(pre_inc(nblk)));
+    };
+    // Any block, any strides: lane by lane.
+    Stmts each;
+    element_at(each, false);
     Stmts lane;
     declare_accumulators(lane, pass, "blk");
     lane.push_back(for_loop(decl("", "int64_t", "r", rb + ln), r < re,
                             binary("+=", r, lit(kCpuLanes)), std::move(each)));
-    lane.push_back(decl("", "int", "l", lit(0)));
-    Stmts carry;
+    push_lane(lane);
+    Stmts lanes;
+    lanes.push_back(for_loop(decl("", "int", "ln", lit(0)),
+                             ln < select(re - rb < kCpuLanes, re - rb, lit(kCpuLanes)),
+                             pre_inc(ln), std::move(lane)));
+    // A full block of contiguous operands: the lanes side by side, element
+    // i of every lane before element i + 1 of any (each lane still adds its
+    // elements in order), then pushed in lane order as above.
+    Stmts wide;
+    for (NodeId red : reds) {
+      wide.push_back(decl_array(acc_type(red), print(blkv(red)),
+                                std::to_string(kCpuLanes)));
+      wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
+                              pre_inc(ln), {assign(blkv(red)[ln], init(red))}));
+    }
+    Stmts one;
+    one.push_back(decl("const", "int64_t", "r", rb + i * kCpuLanes + ln));
     for (NodeId red : reds)
-      carry.push_back(accumulate(op_name(red), blk(red), stk(red)[l], blk(red)));
-    lane.push_back(for_loop(binary("&", binary(">>", nblk, l), lit(1)),
-                            pre_inc(l), std::move(carry)));
+      one.push_back(decl("", "auto &", print(blk(red)), blkv(red)[ln]));
+    element_at(one, true);
+    wide.push_back(for_loop(
+        decl("", "int", "i", lit(0)), i < kCpuStride, pre_inc(i),
+        {for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
+                  std::move(one))}));
+    Stmts pushed;
     for (NodeId red : reds)
-      lane.push_back(assign(stk(red)[l], blk(red)));
-    lane.push_back(eval(pre_inc(nblk)));
+      pushed.push_back(decl("", acc_type(red), print(blk(red)), blkv(red)[ln]));
+    push_lane(pushed);
+    wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
+                            pre_inc(ln), std::move(pushed)));
     Stmts blocks;
     blocks.push_back(decl("const", "int64_t", "re",
                           select(rb + kCpuBlock < to, rb + kCpuBlock, to)));
-    blocks.push_back(for_loop(decl("", "int", "ln", lit(0)),
-                              ln < select(re - rb < kCpuLanes, re - rb, lit(kCpuLanes)),
-                              pre_inc(ln), std::move(lane)));
+    blocks.push_back(if_then(unit && re - rb == lit(kCpuBlock), std::move(wide),
+                             std::move(lanes)));
     b.push_back(for_loop(decl("", "int64_t", "rb", from), rb < to,
                          binary("+=", rb, lit(kCpuBlock)), std::move(blocks)));
-    if (!reds.empty()) {
-      // Latest blocks first: each earlier partial goes on the left, the
-      // order argmax's first-index rule needs.
-      Stmts fold;
-      for (NodeId red : reds)
-        fold.push_back(accumulate(op_name(red), acc(red), stk(red)[l], acc(red)));
-      b.push_back(for_loop(
-          decl("", "int", "l", lit(0)), l < 64, pre_inc(l),
-          {if_then(binary("&", binary(">>", nblk, l), lit(1)), std::move(fold))}));
-    }
+    // Latest blocks first: each earlier partial goes on the left, the
+    // order argmax's first-index rule needs.
+    Stmts fold;
+    for (NodeId red : reds)
+      fold.push_back(accumulate(op_name(red), acc(red), stk(red)[l], acc(red)));
+    b.push_back(for_loop(
+        decl("", "int", "l", lit(0)), l < 64, pre_inc(l),
+        {if_then(binary("&", binary(">>", nblk, l), lit(1)), std::move(fold))}));
     out.push_back(block(std::move(b)));
   }
 

@@ -61,18 +61,26 @@ struct RedCpu : RedModel {
     // One element at r; with `contiguous`, every operand's stride along R
     // is 1 (the run-time check `unit`), so the offsets are r itself and
     // clang's vectoriser sees neighbouring elements.
+    // The operands read or written element by element are noted in
+    // `touched` (a reduced output, stored once per row, has stride 0 along
+    // R and is not one).
+    std::set<size_t> touched;
     auto element_at = [&](Stmts &into, bool contiguous) {
       element(
           into, pass,
           [&](size_t x) {
             const size_t J = in_op(x);
+            touched.insert(J);
             return numbered("in", x)[base(J) + (contiguous ? r : r * rstride(J))];
           },
           [&](size_t o) {
+            touched.insert(o);
             return numbered("out", o)[base(o) + (contiguous ? r : r * rstride(o))];
           },
           r, "blk");
     };
+    Stmts each;
+    element_at(each, false);
     Stmts b;
     // Rows whose operands are contiguous along R (the common case) take
     // unit-stride loops: the writing pass is widened by the vectoriser,
@@ -84,24 +92,6 @@ struct RedCpu : RedModel {
     // test/plugin/capture/exec-cpu-contiguous-rows.cpp). Strided only,
     // softmax over 32768x1024 f32 on 2 cores took 103 ms compiled against
     // eager's 82; now 89 (bench/results/2026-11-30-cpu-rows.md).
-    //
-    // The operands this pass reads or writes element by element (a reduced
-    // output, stored once per row, has stride 0 along R and is not one).
-    std::set<size_t> touched;
-    {
-      Stmts scratch;
-      element(
-          scratch, pass,
-          [&](size_t x) {
-            touched.insert(in_op(x));
-            return numbered("in", x)[r];
-          },
-          [&](size_t o) {
-            touched.insert(o);
-            return numbered("out", o)[r];
-          },
-          r, "blk");
-    }
     Expr contiguous;
     for (size_t op : touched) {
       Expr one = rstride(op) == lit(1);
@@ -114,8 +104,7 @@ struct RedCpu : RedModel {
     if (!reds.empty())
       b.push_back(decl("", "uint64_t", "nblk", lit(0)));
     if (reds.empty()) {
-      Stmts each, each_unit;
-      element_at(each, false);
+      Stmts each_unit;
       element_at(each_unit, true);
       b.push_back(if_then(
           unit,
@@ -139,8 +128,6 @@ struct RedCpu : RedModel {
       into.push_back(eval(pre_inc(nblk)));
     };
     // Any block, any strides: lane by lane.
-    Stmts each;
-    element_at(each, false);
     Stmts lane;
     declare_accumulators(lane, pass, "blk");
     lane.push_back(for_loop(decl("", "int64_t", "r", rb + ln), r < re,

@@ -383,17 +383,20 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
       for (int spt : {1, 2, 4, 8})
         for (int64_t rows : sizes)
           for (int64_t R : sizes)
-            for (int vec : {0, 1}) {
+            for (int vec : {0, 1})
+            for (int ws : {0, 8}) {
               RowSpace sp;
               sp.rows = sp.outer = rows;
               sp.R = R;
               sp.vec = vec;
               unsigned grid = 0, block = 0;
-              const gen::RedMode m = gen::plan_cuda(sp, V, spt, sms, grid, block);
+              const gen::RedMode m =
+                  gen::plan_cuda(sp, V, spt, sms, grid, block, false, false, ws);
               SCOPED_TRACE("sms " + std::to_string(sms) + " V " + std::to_string(V) +
                            " slots " + std::to_string(spt) + " rows " +
                            std::to_string(rows) + " R " + std::to_string(R) +
-                           " vec " + std::to_string(vec));
+                           " vec " + std::to_string(vec) + " warp slots " +
+                           std::to_string(ws));
               const int64_t slots = (R + V - 1) / V;
               ASSERT_GE(grid, 1u);
               seen[int(m)]++;
@@ -404,9 +407,18 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 ASSERT_TRUE(sp.tpr >= 1 && sp.tpr <= 512 &&
                             (sp.tpr & (sp.tpr - 1)) == 0);
                 ASSERT_EQ(block % unsigned(sp.tpr), 0u);
-                ASSERT_LE(sp.vpt, spt) << "more slots than registers";
+                // More slots than register_slots (warp_slots: f32's 8-slot
+                // rows kernel) only for a warp holding a row, 16 bytes at a
+                // time, among many rows.
+                const bool warp_row = vec && sp.tpr == 32 && rows >= 2 * sms && slots > 32;
+                ASSERT_LE(sp.vpt, warp_row ? std::max(spt, ws) : spt)
+                    << "more slots than registers";
                 ASSERT_GE(int64_t(sp.tpr) * sp.vpt, slots) << "row not covered";
                 ASSERT_LE(block, 512u);
+                // Past many short rows, a block for every group of rows.
+                if (!(rows >= 2 * sms && slots <= 32))
+                  ASSERT_EQ(int64_t(grid),
+                            (rows + block / sp.tpr - 1) / (block / sp.tpr));
                 // Groups smaller than a warp, or several rows a group, only
                 // for many rows of at most 32 slots (groups of a warp's
                 // lanes); several rows a group only with one slot a thread
@@ -440,6 +452,9 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 ASSERT_GE(sp.splits, 1);
                 // No split without a tile of 256 slots to read.
                 ASSERT_LE(int64_t(sp.splits - 1) * 256, slots);
+                // A pass that only writes: a block per tile of each row.
+                ASSERT_EQ(int64_t(gen::split_write_grid(sp, V)),
+                          rows * ((R + 256 * V - 1) / (256 * V)));
                 break;
               case gen::RedMode::cols:
               case gen::RedMode::colsreg:

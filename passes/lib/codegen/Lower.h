@@ -132,6 +132,9 @@ low::Kernel lower_reduction_cpu(const ir::Graph &g, const sched::Kernel &k,
 
 // Slots of 16 bytes per thread the rows kernel keeps in registers.
 int register_slots(const ir::Graph &g, const sched::Kernel &k);
+// The slots of the 16-byte rows kernel (its largest instance): more than
+// register_slots for f32, recomputing instead of keeping.
+int rows_slots_vector(const ir::Graph &g, const sched::Kernel &k);
 // Whether the reduced dims may be followed by others (rows that are
 // neighbours in memory: the GPU's column mode): not for a reduction of
 // every dim, over dims ending at -1, or ending at the last dim of a

@@ -1063,7 +1063,7 @@ struct Host {
       gpu.push_back(assign(sp.field("vec"), vec_ok));
       gpu.push_back(decl("", "unsigned", "grid"));
       gpu.push_back(decl("", "unsigned", "block"));
-      const int slots = register_slots(g, k);
+      const int slots = register_slots(g, k), vslots = rows_slots_vector(g, k);
       // Rows that are neighbours in memory: column mode (plan_cuda says
       // whether there are enough of them), where the reduced dims may be
       // followed by others.
@@ -1075,7 +1075,7 @@ struct Host {
                                nm("grid"), nm("block"),
                                columns ? call("kiln::gen::columns_fit", {st})
                                        : nm("false"),
-                               st.field("nouter") != lit(0)})));
+                               st.field("nouter") != lit(0), lit(vslots)})));
       const Expr mode = nm("mode");
       // The rows kernel holding the row: the fewest slots that do, its
       // FULL twin when the row fills every one of them.
@@ -1085,17 +1085,18 @@ struct Host {
         return select(full, kernel_ref(kname(ki, "rows") + std::to_string(s) + "full"),
                       kernel_ref(kname(ki, "rows") + std::to_string(s)));
       };
-      // The instance of the fewest slots holding the row, of `of(slots)`.
-      auto fewest = [&](auto of) {
+      // The instance of the fewest slots holding the row, of `of(slots)`
+      // (up to `most` slots: the 16-byte rows kernel's may be more).
+      auto fewest = [&](auto of, int most) {
         Expr e = of(1);
-        for (int s = 2; s <= slots; s *= 2)
+        for (int s = 2; s <= most; s *= 2)
           e = select(sp.field("vpt") > lit(s / 2), of(s), e);
         return e;
       };
       // Rows it cannot read 16 bytes at a time: its element-by-element twin.
-      const Expr rows = select(sp.field("vec"), fewest(rows_of), fewest([&](int s) {
+      const Expr rows = select(sp.field("vec"), fewest(rows_of, vslots), fewest([&](int s) {
         return kernel_ref(kname(ki, "rowsany") + std::to_string(s));
-      }));
+      }, slots));
       std::vector<Expr> rargs = head, sargs = head;
       for (const Expr &e : ptrs) {
         rargs.push_back(e);
@@ -1118,7 +1119,7 @@ struct Host {
                select(mode == nm("kiln::gen::RedMode::cols"),
                       kernel_ref(kname(ki, "cols")), fewest([&](int s) {
                         return kernel_ref(kname(ki, "colsreg") + std::to_string(s));
-                      }))),
+                      }, slots))),
           gpu_launch(nm("k"), nm("grid"), nm("block")), brk()};
       Stmts split_case = {
           decl("", "kiln::Tensor", "scratch",
@@ -1133,15 +1134,24 @@ struct Host {
       // sp.pass to know which).
       for (int p = 0; p < k.passes; ++p) {
         const std::string pn = std::to_string(p);
+        bool reduces = false;
+        for (NodeId r : k.reductions)
+          reduces |= k.phase[r] - 1 == p;
+        // A pass that only writes runs a block per tile (split mode's;
+        // column mode's keeps its blocks).
+        Expr pass_grid = nm("grid");
+        if (!reduces) {
+          pass_grid = call("kiln::gen::split_write_grid", {sp, lit(vec)});
+          if (columns)
+            pass_grid = select(mode == nm("kiln::gen::RedMode::colsplit"),
+                               nm("grid"), pass_grid);
+        }
         split_case.push_back(gpu_launch(
             columns ? select(mode == nm("kiln::gen::RedMode::colsplit"),
                              kernel_ref(kname(ki, "colsplit" + pn)),
                              kernel_ref(kname(ki, "split" + pn)))
                     : kernel_ref(kname(ki, "split" + pn)),
-            nm("grid"), nm("block")));
-        bool reduces = false;
-        for (NodeId r : k.reductions)
-          reduces |= k.phase[r] - 1 == p;
+            pass_grid, nm("block")));
         if (reduces) {
           split_case.push_back(assign(sp.field("pass"), lit(p + 1)));
           split_case.push_back(gpu_launch(kernel_ref(kname(ki, "combine")),

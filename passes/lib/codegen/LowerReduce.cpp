@@ -10,12 +10,27 @@ using namespace reduce;
 int register_slots(const ir::Graph &g, const sched::Kernel &k) {
   // Up to 32 elements of each input per thread (4 slots of f32 or bf16):
   // the host code (kiln::gen::plan_cuda) gives a thread more than 16 only
-  // where that makes a warp hold a row. 32 f32 per thread (8 slots, a
-  // 1024-wide row per warp) measured slower for softmax on an H200 (an
-  // earlier session; see also bench/results/2026-11-21-h200.md); 32 bf16
-  // (a 1024-wide row per warp) measured faster on an H100 than 16 with 64
-  // threads a row (plan_cuda says by how much).
+  // where that makes a warp hold a row. 32 bf16 (a 1024-wide row per warp)
+  // measured faster on an H100 than 16 with 64 threads a row (plan_cuda
+  // says by how much). f32 rows of 513-1024 columns get a warp too, 8
+  // slots a thread (rows_slots_vector).
   return std::clamp(32 / vector_width(g, k), 2, 4);
+}
+
+int rows_slots_vector(const ir::Graph &g, const sched::Kernel &k) {
+  // f32 rows of 513-1024 columns, a warp per row of 8 slots a thread, as
+  // Triton runs them. Rows of 1024 (the FULL twin) keep what register mode
+  // keeps; shorter ones recompute it (RedModel::keep_values: softmax's
+  // exp(x - max) held beside x took 99-102 registers and ran slower than
+  // 4 slots), as Triton's online softmax does. On an H200, against 4
+  // slots and 2 warps a row (bench/results/2026-11-30-h200-item2.md, call
+  // 5): softmax over 43690x768 0.0706 -> 0.0682 ms recomputing (0.0753
+  // keeping), log_softmax 0.0705 -> 0.0683; over 32768x1024 softmax
+  // 0.0681 -> 0.0675 keeping (0.0682 recomputing), log_softmax 0.0691 ->
+  // 0.0679, where torch.compile took 0.0674-0.0685, 0.0664-0.0739,
+  // 0.0679-0.0683 and 0.0697-0.0719. Only the 16-byte rows kernel: the
+  // element-by-element and column kernels keep 4.
+  return vector_width(g, k) == 4 ? 8 : register_slots(g, k);
 }
 
 bool may_reduce_columns(const ir::Graph &g, const sched::Kernel &k) {

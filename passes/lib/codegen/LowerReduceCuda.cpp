@@ -278,11 +278,20 @@ struct RedCuda : RedModel {
   // cols) in registers in the same slots, when they fit: short rows far
   // apart in memory (a softmax over the channels of [B, C, HW]) are read
   // once instead of once per pass.
-  Function cuda_rows_registers(Access a) const {
+  //
+  // `instances`: the slot counts (none: 1 up to register_slots, each with
+  // both twins); with keep_values false, a template of its own (<name>_nk)
+  // whose instances are named as the others.
+  Function cuda_rows_registers(Access a,
+                               std::vector<Function::Instance> instances = {}) const {
     const bool vec = a == Access::Vector, columns = a == Access::Column;
     Function f;
     f.flavour = vec ? "rows" : columns ? "colsreg" : "rowsany";
     f.name = name(f.flavour);
+    if (!keep_values) {
+      f.global_name = f.name;
+      f.name += "_nk";
+    }
     f.header = header(vec ? "a row per thread group, held in registers"
                       : columns ? "neighbouring rows per block, held in "
                                   "registers, a warp's loads across rows"
@@ -297,8 +306,10 @@ struct RedCuda : RedModel {
     // slots, as Triton's 16 warps of 16 elements, instead of the loop
     // kernel re-reading it (the 4-slot instance was bounded to 256 threads,
     // with the same 128-register cap).
-    for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
-      f.instances.push_back({slots, "512"});
+    f.instances = std::move(instances);
+    if (f.instances.empty())
+      for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
+        f.instances.push_back({slots, "512"});
     Stmts &b = f.body;
     kernel_prelude(b, columns);
     const Expr cols = v("cols");
@@ -881,6 +892,10 @@ struct RedCuda : RedModel {
                tiles = v("tiles"), per = v("per"), t0 = v("t0"), t1 = v("t1"),
                cols = v("cols"), live = v("live"), first = v("first");
     for (int launch = 0; launch < k.passes; ++launch) {
+      if (!columns && reductions_in(launch).empty()) {
+        fs.push_back(split_write_pass(launch, layout));
+        continue;
+      }
       Function f;
       f.flavour = (columns ? "colsplit" : "split") + std::to_string(launch);
       f.name = name(f.flavour);
@@ -939,6 +954,58 @@ struct RedCuda : RedModel {
                             {assign(part(r)[row * splits + split], acc(r))}));
       fs.push_back(std::move(f));
     }
+  }
+
+  // A split-mode pass that only writes (where(sum(x) > t, 2x, x)'s second):
+  // a block per tile, no loop, as the pointwise kernels run (their grid of
+  // a 16-byte slot per thread reaches the copy floor), the host launching
+  // a block per tile of each row (kiln::gen::split_write_grid); odd passes
+  // take the tiles from the row's end, which the pass before read last and
+  // L2 may still hold. The blocks' loop only runs past a grid of 2^31 - 1.
+  // Its split-kernel form, each block a run of ~16 tiles one after
+  // another, took 133-136 us of where(sum)'s 2^26 f32 on an H200 against
+  // 124.9 for Triton's pointwise kernel (bench/results/2026-11-30-h200-item2.md);
+  // a block per tile 128.0, and the whole call 0.2048 -> 0.1981 ms
+  // (bench/results/2026-11-30-h200-item2b.md).
+  Function split_write_pass(int launch, const std::vector<ScratchEntry> &layout) const {
+    StoreFn no_store = [](size_t, Stmt s) { return s; }; // never called
+    const Expr tile = v("tile"), tiles = v("tiles"), bi = v("bi");
+    Function f;
+    f.flavour = "split" + std::to_string(launch);
+    f.name = name(f.flavour);
+    f.header = header("few long rows: pass " + std::to_string(launch) +
+                      ", which only writes, a block per tile of the row");
+    f.launch_bounds = "512";
+    f.params = params(true);
+    Stmts &b = f.body;
+    kernel_prelude(b);
+    b.push_back(decl("const", "int64_t", "R", sp.field("R")));
+    b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
+    b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
+    b.push_back(decl("const", "int64_t", "tile", cast("int64_t", tpr) * V));
+    // tile is a power of two (tpr is: kiln::gen::plan_cuda); one row (a
+    // sum over everything) needs no 64-bit division per thread.
+    b.push_back(decl("const", "int64_t", "tiles",
+                     binary(">>", R + tile - 1, call("__ffs", {tpr * V}) - lit(1))));
+    prologue(b);
+    partial_pointers(b, layout);
+    Stmts body;
+    const Expr one = sp.field("rows") == lit(1);
+    body.push_back(decl("const", "int64_t", "row", select(one, lit(0), bi / tiles)));
+    body.push_back(decl("const", "int64_t", "t0", select(one, bi, bi % tiles)));
+    body.push_back(decl("const", "int64_t", "t1", v("t0") + lit(1)));
+    row_setup(body);
+    for (int q = 0; q < launch; ++q) {
+      body.push_back(comment("the reductions of pass " + std::to_string(q) +
+                             ", combined"));
+      combined(body, q, no_store, false);
+    }
+    body.push_back(comment("pass " + std::to_string(launch) + " over tile t0"));
+    tiled_pass(body, launch, PassStyle{}, launch);
+    b.push_back(for_loop(decl("", "int64_t", "bi", cast("int64_t", v("blockIdx.x"))),
+                         bi < sp.field("rows") * tiles,
+                         binary("+=", bi, v("gridDim.x")), std::move(body)));
+    return f;
   }
 
   // Split mode's combine kernel: a block per row folds a pass's partials.
@@ -1013,7 +1080,22 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   kl.reduction = true;
   kl.prefix = kernel_name(symbol, ki, dt);
   kl.scratch = scratch_layout(g, k);
-  kl.functions.push_back(red.cuda_rows_registers(Access::Vector));
+  // The 16-byte rows kernel's instances past register_slots (f32's 8
+  // slots, rows_slots_vector): the FULL twin keeps what register mode
+  // keeps, the other recomputes it (a template of its own).
+  const int slots = register_slots(g, k), wide = rows_slots_vector(g, k);
+  std::vector<Function::Instance> keeping;
+  for (int s = 1; s <= slots; s *= 2)
+    keeping.push_back({s, "512"});
+  if (wide > slots)
+    keeping.push_back({wide, "512", /*plain=*/false, /*full=*/true});
+  kl.functions.push_back(red.cuda_rows_registers(Access::Vector, keeping));
+  if (wide > slots) {
+    RedCuda recompute = red;
+    recompute.keep_values = false;
+    kl.functions.push_back(recompute.cuda_rows_registers(
+        Access::Vector, {{wide, "512", /*plain=*/true, /*full=*/false}}));
+  }
   kl.functions.push_back(red.cuda_rows_registers(Access::Scalar));
   if (may_reduce_columns(g, k))
     kl.functions.push_back(red.cuda_rows_registers(Access::Column));

@@ -414,14 +414,17 @@ std::vector<Guard> guards_of(const Stmts &body) {
 
 std::vector<Function::Global> Function::globals() const {
   std::vector<Global> gs;
-  for (const auto &[value, bounds] : instances) {
-    std::string v = std::to_string(value);
+  const std::string &base = global_name.empty() ? name : global_name;
+  for (const Instance &in : instances) {
+    std::string v = std::to_string(in.value);
     if (tflag.empty()) {
-      gs.push_back({name + v, v, bounds});
+      gs.push_back({base + v, v, in.bounds});
       continue;
     }
-    gs.push_back({name + v, v + ", false", bounds});
-    gs.push_back({name + v + "full", v + ", true", bounds});
+    if (in.plain)
+      gs.push_back({base + v, v + ", false", in.bounds});
+    if (in.full)
+      gs.push_back({base + v + "full", v + ", true", in.bounds});
   }
   return gs;
 }

@@ -155,10 +155,15 @@ struct TextPrinter {
     if (!f.tparam.empty()) {
       os << " template " << f.tparam << " in";
       for (auto [i, inst] : llvm::enumerate(f.instances))
-        os << (i ? "," : "") << " " << inst.first << " (bounds " << inst.second
+        os << (i ? "," : "") << " " << inst.value << " (bounds " << inst.bounds
+           << (!f.tflag.empty() && !inst.full    ? ", without " + f.tflag
+               : !f.tflag.empty() && !inst.plain ? ", only " + f.tflag
+                                                  : "")
            << ")";
       if (!f.tflag.empty())
         os << ", each also with " << f.tflag;
+      if (!f.global_name.empty())
+        os << ", as " << f.global_name << "<SLOTS>";
     }
     os << ":\n";
     if (!f.header.empty())

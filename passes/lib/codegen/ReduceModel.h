@@ -39,6 +39,9 @@ struct RedModel {
   const std::string &symbol;
   const std::string &variant; // the variant's name
   size_t nout = k.outputs.size(), nin = k.inputs.size();
+  // Register mode may keep costly full values for later passes (kept); the
+  // f32 rows kernel of 8 slots a thread recomputes them instead.
+  bool keep_values = true;
 
   // Names the kernels share.
   const Expr sp = v("sp"), st = v("st"), R = v("R"), V = v("V"),
@@ -118,7 +121,7 @@ struct RedModel {
   // took 84 registers where it had 64: 29 % occupancy instead of 46 %, and
   // 0.243 ms instead of 0.212 on an H100. Recomputing it is cheaper.)
   bool kept(NodeId id) const {
-    if (!computed(id) || !costly(id))
+    if (!keep_values || !computed(id) || !costly(id))
       return false;
     for (NodeId c : k.nodes)
       if (full(c) && k.need[c] != 0 && k.phase[c] > k.phase[id] &&

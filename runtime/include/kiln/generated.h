@@ -368,6 +368,14 @@ template <int N> bool rows_aligned(const RowStrides<N> &st, int op, int vec) {
   return true;
 }
 
+// Split mode's passes that only write: a block of sp.tpr threads per tile
+// of sp.tpr x V elements of each row (LowerReduceCuda.cpp's
+// split_write_pass), at most 2^31 - 1 blocks (the kernel loops past that).
+inline unsigned split_write_grid(const RowSpace &sp, int V) {
+  const int64_t tile = int64_t(sp.tpr) * V;
+  return blocks(sp.rows * ((sp.R + tile - 1) / tile), 1);
+}
+
 // The GPU reduction kernels: a thread group per row holding the row in
 // registers (rows), a block re-reading the row per pass (loop), a row
 // split over blocks with a launch per pass (split); neighbouring rows per
@@ -417,11 +425,14 @@ inline int64_t short_row_slots(int V, int64_t slots, bool walks_outer) {
 // a block re-reading the row per pass when it does not, and a row split
 // over blocks when there are too few rows to fill the GPU; rows that are
 // neighbours in memory (`columns`: columns_fit, and at least max(8, 2V) of
-// them along inner), neighbours in a block (column mode). Sets sp.tpr,
-// sp.vpt, sp.splits, sp.cols and the launch shape.
+// them along inner), neighbours in a block (column mode). A warp holding a
+// row 16 bytes at a time (sp.vec) may keep up to `warp_slots` slots a
+// thread (0: slots_per_thread; f32's rows kernel has an 8-slot instance).
+// Sets sp.tpr, sp.vpt, sp.splits, sp.cols and the launch shape.
 inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
                          int64_t sms, unsigned &grid, unsigned &block,
-                         bool columns = false, bool walks_outer = false) {
+                         bool columns = false, bool walks_outer = false,
+                         int warp_slots = 0) {
   const int64_t slots = (sp.R + V - 1) / V;
   sp.rpg = 1; // one row a group at a time, unless many short rows below
   sp.cols = 0;
@@ -476,6 +487,9 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
     // several waves streams memory better than one), tiles of 256 slots.
     sp.tpr = 256;
     block = 256;
+    // (4, 8 or 16 blocks per multiprocessor instead: where(sum) over 2^26
+    // f32 0.1981 -> 0.2028, 0.2022, 0.1997 ms on an H200;
+    // bench/results/2026-11-30-h200-item2b.md.)
     const int64_t want = (32 * sms + sp.rows - 1) / sp.rows;
     const int64_t most = (slots + 255) / 256;
     sp.splits = int(std::max<int64_t>(1, std::min(want, most)));
@@ -535,17 +549,25 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
     // its reductions are shuffles, where more threads per row take two
     // barriers per reduction. bf16 rows of 1024 (4 slots of 8 per thread
     // instead of 2 slots and 64 threads), H100: softmax 92 -> 99 % of the
-    // copy floor, masked softmax 91 -> 98 %, RMS norm 95 -> 99 %.
-    const bool warp = sp.rows >= 2 * sms && slots <= 32 * slots_per_thread;
+    // copy floor, masked softmax 91 -> 98 %, RMS norm 95 -> 99 %. f32 rows
+    // of 513-1024 columns: 8 slots (warp_slots; LowerReduce.cpp's
+    // rows_slots_vector says what it measured).
+    const int64_t warp_held =
+        sp.vec ? std::max(slots_per_thread, warp_slots) : slots_per_thread;
+    const bool warp = sp.rows >= 2 * sms && slots <= 32 * warp_held;
     int64_t t = 32;
     while (!warp && t * want < slots && t < 512)
       t *= 2;
     sp.tpr = int(t);
     sp.vpt = int((slots + t - 1) / t);
     block = t == 32 ? 256 : unsigned(t);
+    // A block per group of rows, however many: a grid capped at 64 blocks
+    // per multiprocessor, blocks taking rows one after another, was slower
+    // for rows of a block each (16384x4096 f32 on an H200: layer norm
+    // 0.1355 -> 0.1330 ms uncapped, softmax 0.1332 -> 0.1310; a cap of 16:
+    // 0.1412; bench/results/2026-11-30-h200-item2b.md).
     const int64_t groups = block / t;
-    grid = unsigned(std::max<int64_t>(
-        1, std::min((sp.rows + groups - 1) / groups, sms * 64)));
+    grid = unsigned(std::clamp<int64_t>((sp.rows + groups - 1) / groups, 1, INT32_MAX));
     return RedMode::rows;
   }
   // The loop kernels: `loop` reads 16 bytes at a time with offsets within

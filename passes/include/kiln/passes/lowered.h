@@ -261,11 +261,20 @@ struct Function {
   // CUDA rows kernels: a template over `tparam` (register slots), called
   // from one __global__ instance per value, each with its launch bounds.
   std::string tparam;
-  std::vector<std::pair<int, std::string>> instances;
-  // When set, a second template parameter, a bool: each instance <name><v>
-  // passes false, and a twin <name><v>full passes true (rows that fill
-  // every slot: the guards fold away).
+  // When `tflag` is set, a second template parameter, a bool: each
+  // instance <name><v> passes false, and a twin <name><v>full passes true
+  // (rows that fill every slot: the guards fold away); an instance may
+  // leave out either (another template provides it).
+  struct Instance {
+    int value;
+    std::string bounds;
+    bool plain = true, full = true;
+  };
+  std::vector<Instance> instances;
   std::string tflag;
+  // The instances' names before their value (empty: `name`): a second
+  // template of other code may provide more instances of one kernel.
+  std::string global_name;
   // CPU: the function takes (begin, end, void *ctx).
 
   // The __global__ functions of a templated CUDA function, one per

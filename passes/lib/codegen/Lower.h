@@ -135,6 +135,9 @@ int register_slots(const ir::Graph &g, const sched::Kernel &k);
 // The slots of the 16-byte rows kernel (its largest instance): more than
 // register_slots for f32, recomputing instead of keeping.
 int rows_slots_vector(const ir::Graph &g, const sched::Kernel &k);
+// Slot counts between the powers of two whose rows the 16-byte rows
+// kernel has a FULL instance for (f32: 6, rows of 768 a warp).
+std::vector<int> rows_full_between(const ir::Graph &g, const sched::Kernel &k);
 // Whether the reduced dims may be followed by others (rows that are
 // neighbours in memory: the GPU's column mode): not for a reduction of
 // every dim, over dims ending at -1, or ending at the last dim of a

@@ -1079,11 +1079,18 @@ struct Host {
       const Expr mode = nm("mode");
       // The rows kernel holding the row: the fewest slots that do, its
       // FULL twin when the row fills every one of them.
+      // Rows that fill an instance of fewer slots than a power of two
+      // (rows_full_between: f32 rows of 768 fill 6) take its FULL twin.
       auto rows_of = [&](int s) {
-        Expr full = sp.field("vpt") == lit(s) &&
-                    sp.field("R") == lit(int64_t(s) * vec) * sp.field("tpr");
-        return select(full, kernel_ref(kname(ki, "rows") + std::to_string(s) + "full"),
-                      kernel_ref(kname(ki, "rows") + std::to_string(s)));
+        auto full = [&](int n) {
+          return sp.field("vpt") == lit(n) &&
+                 sp.field("R") == lit(int64_t(n) * vec) * sp.field("tpr");
+        };
+        Expr e = kernel_ref(kname(ki, "rows") + std::to_string(s));
+        for (int n : rows_full_between(g, k))
+          if (n > s / 2 && n < s)
+            e = select(full(n), kernel_ref(kname(ki, "rows") + std::to_string(n) + "full"), e);
+        return select(full(s), kernel_ref(kname(ki, "rows") + std::to_string(s) + "full"), e);
       };
       // The instance of the fewest slots holding the row, of `of(slots)`
       // (up to `most` slots: the 16-byte rows kernel's may be more).

@@ -33,6 +33,19 @@ int rows_slots_vector(const ir::Graph &g, const sched::Kernel &k) {
   return vector_width(g, k) == 4 ? 8 : register_slots(g, k);
 }
 
+std::vector<int> rows_full_between(const ir::Graph &g, const sched::Kernel &k) {
+  // f32 rows of 768 (BERT's and GPT-2's width) a warp each fill 6 of the
+  // 8-slot instance's slots; with each slot behind a guard nvcc kept a
+  // branch per slot, where Triton's kernel knows 768 at compile time
+  // (layer norm over 43690x768: 28.1M instructions to Triton's 10.1M;
+  // bench/results/2026-11-30-h200-item2b.md). A FULL twin of 6 slots folds
+  // the guards away: 17.2M instructions, 76 -> 64 registers, 0.0704 ->
+  // 0.0696 ms; softmax 0.0688 -> 0.0684, log_softmax 0.0688 -> 0.0682.
+  if (rows_slots_vector(g, k) == 8)
+    return {6};
+  return {};
+}
+
 bool may_reduce_columns(const ir::Graph &g, const sched::Kernel &k) {
   if (k.dims.empty() || k.reductions.empty())
     return false;

@@ -1093,8 +1093,11 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   if (wide > slots) {
     RedCuda recompute = red;
     recompute.keep_values = false;
-    kl.functions.push_back(recompute.cuda_rows_registers(
-        Access::Vector, {{wide, "512", /*plain=*/true, /*full=*/false}}));
+    std::vector<Function::Instance> recomputing;
+    for (int n : rows_full_between(g, k))
+      recomputing.push_back({n, "512", /*plain=*/false, /*full=*/true});
+    recomputing.push_back({wide, "512", /*plain=*/true, /*full=*/false});
+    kl.functions.push_back(recompute.cuda_rows_registers(Access::Vector, recomputing));
   }
   kl.functions.push_back(red.cuda_rows_registers(Access::Scalar));
   if (may_reduce_columns(g, k))

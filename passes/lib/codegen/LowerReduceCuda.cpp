@@ -956,6 +956,23 @@ struct RedCuda : RedModel {
     }
   }
 
+  // The start of a split-mode kernel whose threads are one block's (the
+  // combine kernel, a pass that only writes): name, header, bounds, the
+  // partials parameter, shared memory, R, tpr and lane.
+  Function block_kernel(const std::string &flavour, const std::string &what) const {
+    Function f;
+    f.flavour = flavour;
+    f.name = name(flavour);
+    f.header = header(what);
+    f.launch_bounds = "512";
+    f.params = params(true);
+    kernel_prelude(f.body);
+    f.body.push_back(decl("const", "int64_t", "R", sp.field("R")));
+    f.body.push_back(decl("const", "int", "tpr", v("blockDim.x")));
+    f.body.push_back(decl("const", "int", "lane", v("threadIdx.x")));
+    return f;
+  }
+
   // A split-mode pass that only writes (where(sum(x) > t, 2x, x)'s second):
   // a block per tile, no loop, as the pointwise kernels run (their grid of
   // a 16-byte slot per thread reaches the copy floor), the host launching
@@ -970,18 +987,10 @@ struct RedCuda : RedModel {
   Function split_write_pass(int launch, const std::vector<ScratchEntry> &layout) const {
     StoreFn no_store = [](size_t, Stmt s) { return s; }; // never called
     const Expr tile = v("tile"), tiles = v("tiles"), bi = v("bi");
-    Function f;
-    f.flavour = "split" + std::to_string(launch);
-    f.name = name(f.flavour);
-    f.header = header("few long rows: pass " + std::to_string(launch) +
-                      ", which only writes, a block per tile of the row");
-    f.launch_bounds = "512";
-    f.params = params(true);
+    Function f = block_kernel("split" + std::to_string(launch),
+                              "few long rows: pass " + std::to_string(launch) +
+                                  ", which only writes, a block per tile of the row");
     Stmts &b = f.body;
-    kernel_prelude(b);
-    b.push_back(decl("const", "int64_t", "R", sp.field("R")));
-    b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
-    b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
     b.push_back(decl("const", "int64_t", "tile", cast("int64_t", tpr) * V));
     // tile is a power of two (tpr is: kiln::gen::plan_cuda); one row (a
     // sum over everything) needs no 64-bit division per thread.
@@ -1013,17 +1022,9 @@ struct RedCuda : RedModel {
                       const std::vector<ScratchEntry> &layout) const {
     StoreFn no_store = [](size_t, Stmt s) { return s; }; // never called
     const Expr splits = sp.field("splits"), u = v("u");
-    Function f;
-    f.flavour = "combine";
-    f.name = name("combine");
-    f.header = header("few long rows: combines a pass's partials, a block per row");
-    f.launch_bounds = "512";
-    f.params = params(true);
+    Function f = block_kernel(
+        "combine", "few long rows: combines a pass's partials, a block per row");
     Stmts &b = f.body;
-    kernel_prelude(b);
-    b.push_back(decl("const", "int64_t", "R", sp.field("R")));
-    b.push_back(decl("const", "int", "tpr", v("blockDim.x")));
-    b.push_back(decl("const", "int", "lane", v("threadIdx.x")));
     b.push_back(decl("const", "int64_t", "row", v("blockIdx.x")));
     row_setup(b);
     prologue(b);

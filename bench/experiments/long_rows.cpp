@@ -33,6 +33,10 @@ using kiln::Tensor;
 [[kiln::compile]] Tensor where_sum(const Tensor &x, double t) {
   return kiln::where(kiln::sum(x) > t, x * 2, x);
 }
+[[kiln::compile]] Tensor var_all(const Tensor &x) { return kiln::var(x); }
+[[kiln::compile]] Tensor masked_softmax(const Tensor &s, const Tensor &mask, double scale) {
+  return kiln::softmax(kiln::where(mask, s * scale, -1e9), -1);
+}
 
 static int g_argc;
 static char **g_argv;
@@ -82,6 +86,15 @@ int main(int argc, char **argv) {
   if (!g_cpu) {
     Tensor x = kiln::randn({1 << 26}, kiln::f32, d);
     run("where(sum(x)>t,2x,x) 2^26", 8.0 * (1 << 26), 1e-6, [&] { return where_sum(x, 0.0); });
+    run("var(x) 2^26", 4.0 * (1 << 26), 1e-5, [&] { return var_all(x); });
+    // bench/kiln_bench.cpp's masked softmax: a causal [T, T] bool mask
+    // beside [B, H, T, T] bf16 scores.
+    const int64_t B = 8, H = 16, T = 1024;
+    Tensor s = kiln::randn({B, H, T, T}, kiln::f32, d).to(kiln::bf16);
+    Tensor i = kiln::arange(T, kiln::f32, d).reshape({T, 1});
+    Tensor keep = kiln::arange(T, kiln::f32, d).reshape({1, T}) <= i;
+    run("masked softmax 8x16x1024x1024 bf16", 4.0 * B * H * T * T + double(T * T), 1e-2,
+        [&] { return masked_softmax(s, keep, 0.125); });
   }
   struct Shape { int64_t rows, cols; };
   const std::vector<Shape> shapes =

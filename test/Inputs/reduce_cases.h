@@ -42,6 +42,13 @@ using kiln::Tensor;
 }
 [[kiln::compile]] Tensor var_mid(const Tensor &x) { return kiln::var(x, 1, true, 1); }
 [[kiln::compile]] Tensor argmax_mid(const Tensor &x) { return kiln::argmax(x, 1); }
+// Attention's masked softmax: a bool mask held beside the scores (the
+// rows kernel keeps its bytes packed: kiln::gen::Held). -1e4 fits every
+// dtype: -1e9 is -inf in f16, and a row masked out whole is then NaN in
+// eager f16 where the float64 reference is uniform.
+[[kiln::compile]] Tensor masked_softmax(const Tensor &x, const Tensor &keep) {
+  return kiln::softmax(kiln::where(keep, x * 0.125, -1e4), -1);
+}
 [[kiln::compile]] Tensor sum_sq_epilogue(const Tensor &x) {
   // A pointwise prologue and epilogue around a reduction.
   return kiln::sqrt(kiln::sum(x * x, -1)) + 1.0;
@@ -112,6 +119,14 @@ inline void run_all(kiln::Device dev) {
       check_ref(n("where(sum > t)"), dt, [](const Tensor &a) {
         return where_sum(a, 0.25);
       }, x);
+      // A mask of x's shape, and one broadcast over the rows.
+      Tensor keep = input({s.rows, s.cols}, kiln::f32, dev) > 0.3;
+      Tensor keep_cols = input({s.cols}, kiln::f32, dev) > -0.3;
+      check_ref(n("masked softmax"), dt, [&](const Tensor &a) {
+        return masked_softmax(a, keep);
+      }, x);
+      check_ref(n("masked softmax, mask broadcast over rows"), dt,
+                [&](const Tensor &a) { return masked_softmax(a, keep_cols); }, x);
       check_ref(n("mean keepdim"), dt, mean_keep, x);
       check_ref(n("var"), dt, var_drop, x);
       check_ref(n("var all"), dt, var_all, x);

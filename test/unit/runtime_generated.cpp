@@ -772,6 +772,39 @@ TEST(GeneratedDevice, RowReduceAndVectorAccess) {
 #endif
 }
 
+// The rows kernel holds a bool input's V bytes packed in 32-bit words
+// (kiln::gen::Held<bool, V>); each element reads back as loaded, at every
+// V a kernel can have (16 bytes over 1-, 2-, 4- and 8-byte elements).
+TEST(GeneratedDevice, HeldBools) {
+  if (!cuda_available())
+    GTEST_SKIP() << "no CUDA GPU: skipped";
+#if !defined(KILN_TEST_FATBIN)
+  GTEST_SKIP() << "built without nvcc: no test fatbin";
+#else
+  static rt::KernelModule m{kiln_test_fatbin, "test_module_bools"};
+  static rt::KernelRef k{&m, "kiln_test_held_bools"};
+  const Device d = Device::cuda(0);
+  int n = 4096;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> xs(static_cast<size_t>(n));
+  for (float &x : xs)
+    x = u(rng);
+  Tensor b = from_vector(xs, {n}).to(d) > 0.3;
+  for (int v : {2, 4, 8, 16}) {
+    SCOPED_TRACE("V " + std::to_string(v));
+    Tensor out = full({n}, -1, i32, d);
+    const bool *bp = b.data<const bool>();
+    int *op = out.data<int>();
+    void *args[] = {&bp, &op, &n, &v};
+    rt::launch(k, d, {unsigned(n / v + 127) / 128, 1, 1}, {128, 1, 1}, args);
+    std::vector<int32_t> got = out.to_vector<int32_t>();
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(got[i], xs[i] > 0.3f ? 1 : 0) << "element " << i;
+  }
+#endif
+}
+
 // kiln::U32Div on the device: __umulhi gives what the host's formula
 // gives, n / d, at the edge cases.
 TEST(GeneratedDevice, U32Div) {

@@ -384,7 +384,8 @@ struct RedCuda : RedModel {
     // 0.0724, layer norm 0.1384 -> 0.1384).
     for (auto [i, in] : llvm::enumerate(k.inputs))
       if (cached_input(i))
-        b.push_back(decl_array(vec_type(in), "c" + std::to_string(i),
+        b.push_back(decl_array(vec ? held_type(in) : vec_type(in),
+                               "c" + std::to_string(i),
                                "RPG][SLOTS",
                                g.node(in).name.empty() ? "input"
                                                        : g.node(in).name));

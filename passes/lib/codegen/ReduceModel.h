@@ -119,7 +119,12 @@ struct RedModel {
   // (Keeping also a value a reduction of its own pass reduces, masked
   // softmax's where(mask, s * scale, -1e9), cut its instructions by 12 % but
   // took 84 registers where it had 64: 29 % occupancy instead of 46 %, and
-  // 0.243 ms instead of 0.212 on an H100. Recomputing it is cheaper.)
+  // 0.243 ms instead of 0.212 on an H100. Recomputing it is cheaper. On
+  // an H200 with the mask's bools held packed (kiln::gen::Held: 80
+  // registers), ptxas gives keeping it 110, and keeping it instead of exp
+  // 119; keeping neither it nor exp, 58 registers and 25 % more
+  // instructions, ran 0.173 ms against 0.156;
+  // bench/results/2026-11-30-h200-masked.md.)
   bool kept(NodeId id) const {
     if (!keep_values || !computed(id) || !costly(id))
       return false;
@@ -164,6 +169,10 @@ struct RedModel {
   }
   std::string vec_type(NodeId id) const {
     return "kiln::gen::Vec<" + storage(id) + ", V>";
+  }
+  // An input held for a row's passes (bool's bytes stay packed).
+  std::string held_type(NodeId id) const {
+    return "kiln::gen::Held<" + storage(id) + ", V>";
   }
 
   // The last launch of split mode (a reduced output may be ready only

@@ -17,6 +17,31 @@ template <class T, int V> struct alignas(sizeof(T) * V) Vec {
   T v[V];
 };
 
+// What the rows kernel holds of a row's input for its passes: the Vec it
+// loaded, except for bool, whose V bytes stay packed in 32-bit words and
+// are tested in place (one LOP3 with the byte's mask): as a Vec<bool, V>,
+// nvcc split each byte into a register of its own, so a bf16 masked
+// softmax over rows of 1024 (a warp a row, 32 bools a lane) took 118
+// registers, 22 % of the warps active (ncu on an H200;
+// bench/results/2026-11-30-h200-masked.md).
+template <int V> struct PackedBools {
+  struct Bytes {
+    unsigned w[(V + 3) / 4];
+    __device__ __forceinline__ bool operator[](int j) const {
+      return (w[j >> 2] >> (8 * (j & 3))) & 0xffu;
+    }
+  } v;
+  __device__ __forceinline__ PackedBools &operator=(const Vec<bool, V> &x) {
+    if constexpr (V % 4 != 0)
+      v.w[V / 4] = 0;
+    memcpy(v.w, &x, V);
+    return *this;
+  }
+};
+template <class T, int V> struct HeldOf { using type = Vec<T, V>; };
+template <int V> struct HeldOf<bool, V> { using type = PackedBools<V>; };
+template <class T, int V> using Held = typename HeldOf<T, V>::type;
+
 template <int B> struct BitsOf;
 template <> struct BitsOf<16> { using type = uint4; };
 template <> struct BitsOf<8> { using type = uint2; };

@@ -59,6 +59,29 @@ extern "C" __global__ void kiln_test_vec_f64x2(const double *in, double *out, in
   vec_twice<double, 2>(in, out, n);
 }
 
+// out[i] = in[i] through the rows kernel's packed hold of bools
+// (kiln::gen::Held<bool, V>): V bytes loaded as a Vec, each tested in place.
+template <int V>
+__device__ void held_bools(const bool *in, int *out, int n) {
+  const int i = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+  if (i >= n)
+    return;
+  kiln::gen::Held<bool, V> h;
+  h = kiln::gen::vec_load<V>(in + i);
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[i + k] = h.v[k] ? 1 : 0;
+}
+extern "C" __global__ void kiln_test_held_bools(const bool *in, int *out, int n,
+                                                int v) {
+  switch (v) {
+  case 2: held_bools<2>(in, out, n); break;
+  case 4: held_bools<4>(in, out, n); break;
+  case 8: held_bools<8>(in, out, n); break;
+  case 16: held_bools<16>(in, out, n); break;
+  }
+}
+
 // kiln::U32Div on the device (__umulhi): q[k] = n[k] / d[k].
 extern "C" __global__ void kiln_test_u32div(const uint32_t *n, const uint32_t *d,
                                             const kiln::U32Div *div, uint32_t *q,

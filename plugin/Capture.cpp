@@ -377,7 +377,18 @@ bool Capturer::var_decl(const VarDecl *vd) {
     if (const auto *ewc = dyn_cast<ExprWithCleanups>(x))
       x = ewc->getSubExpr();
     x = strip_noop(x, false, true);
-    if (x->isGLValue() && !isa<MaterializeTemporaryExpr>(x) &&
+    // A reference to an element of what split() or chunk() returns names
+    // that piece: const, a value like a local; a non-const one could
+    // rebind the element, which the pieces do not follow.
+    const Expr *vec = nullptr, *index = nullptr;
+    const bool element = is_kiln_tensor(t) &&
+                         tensor_vector_element(skip(x), vec, index);
+    if (element && !t.getNonReferenceType().isConstQualified())
+      return fail(vd->getLocation(),
+                  "a non-const reference to an element of what split() or "
+                  "chunk() returns is not supported yet (bind a const "
+                  "reference or a Tensor)");
+    if (x->isGLValue() && !isa<MaterializeTemporaryExpr>(x) && !element &&
         (is_kiln_tensor(t) || scalar_kind(t))) {
       std::optional<SlotId> id = lvalue_slot(x);
       if (!id)
@@ -432,7 +443,8 @@ bool Capturer::var_decl(const VarDecl *vd) {
     return true;
   }
   const auto *rd = t.getNonReferenceType()->getAsCXXRecordDecl();
-  if ((rd && rd->isLambda()) || tensor_tuple_arity(t.getNonReferenceType())) {
+  if ((rd && rd->isLambda()) || tensor_tuple_arity(t.getNonReferenceType()) ||
+      is_tensor_vector(t)) {
     if (!init)
       return fail(vd->getLocation(), "local " + quoted(vd) +
                                          " declared without a value");

@@ -70,7 +70,7 @@ struct Value {
   // assigning it, defined() and passing it as an optional argument (a
   // norm's weight, linear's bias) are captured; any other use is where
   // the region ends, and runs eagerly.
-  enum Kind : uint8_t { None, Tensor, Scalar, Tuple, Closure, Undefined };
+  enum Kind : uint8_t { None, Tensor, Scalar, Tuple, Closure, Undefined, Pieces };
   Kind kind = None;
   ir::NodeId node = -1; // Tensor; Scalar when known only at run time
   int storage = -1;     // Tensor: which storage it shares (State::storages)
@@ -83,6 +83,11 @@ struct Value {
   QualType type;                // Scalar: its C++ type
   std::vector<Value> elems;     // Tuple
   int closure = -1;             // Closure: State::closures
+  // Pieces: what `node.split(size, d)` or `node.chunk(chunks, d)` returned
+  // (a std::vector of views, `storage` theirs): the piece op's operands
+  // after the tensor, d's, chunks' and size's (one of them 0); `parts[i]`
+  // is a piece node (kiln/ops.def).
+  ir::NodeId piece_dim = -1, piece_chunks = -1, piece_size = -1;
   static Value tensor(ir::NodeId n, int storage) {
     Value v;
     v.kind = Tensor;
@@ -328,6 +333,9 @@ private:
   bool inplace(const CXXOperatorCallExpr *oc);
   bool assign_tensor(const Expr *lhs, const Expr *rhs, SourceLocation at);
   std::optional<Value> tuple(const Expr *e, unsigned arity);
+  std::optional<Value> pieces(const Expr *e);
+  std::optional<Value> piece(const Expr *vec, const Expr *index,
+                             SourceLocation at);
   ir::NodeId add_op(ir::Op op, llvm::ArrayRef<ir::NodeId> operands,
                     SourceLocation at);
   ir::NodeId add_cast(ir::NodeId x, DType to, SourceLocation at);
@@ -383,5 +391,12 @@ private:
 // std::pair/std::tuple of tensors or an aggregate of N tensor fields, 0
 // otherwise.
 unsigned tensor_tuple_arity(QualType t);
+
+// A std::vector<kiln::Tensor> (what Tensor::split and chunk return).
+bool is_tensor_vector(QualType t);
+
+// `parts[i]` or `parts.at(i)` of a std::vector<kiln::Tensor>: the vector
+// and the index; false for anything else.
+bool tensor_vector_element(const Expr *e, const Expr *&vec, const Expr *&index);
 
 } // namespace kiln::plugin::capture

@@ -160,6 +160,10 @@ std::optional<Value> Capturer::runtime_scalar(const Expr *e, DType want) {
                                               " is not supported yet");
     }
     what = "'" + name.str() + "()'";
+  } else if (const auto *mc = dyn_cast<CXXMemberCallExpr>(s);
+             mc && is_tensor_vector(mc->getImplicitObjectArgument()->getType())) {
+    return fail_value(mc->getExprLoc(), "the number of pieces split() or "
+                                        "chunk() returns is not captured yet");
   } else if (const auto *c = dyn_cast<CallExpr>(s)) {
     v = call(c);
   } else if (const auto *co = dyn_cast<ConditionalOperator>(s)) {

@@ -153,8 +153,8 @@ std::optional<Value> Capturer::name_value(const DeclRefExpr *dre) {
   if (auto it = st.names.find(d); it != st.names.end())
     return it->second;
   if (const auto *rd = d->getType()->getAsCXXRecordDecl();
-      rd && (rd->isLambda() || (tensor_tuple_arity(d->getType()) &&
-                                !is_kiln_tensor(d->getType()))))
+      rd && (rd->isLambda() || is_tensor_vector(d->getType()) ||
+             (tensor_tuple_arity(d->getType()) && !is_kiln_tensor(d->getType()))))
     return fail_value(dre->getLocation(),
                       quoted(d) + ", declared outside the compiled region, "
                                   "is not supported yet here");
@@ -199,6 +199,8 @@ std::optional<Value> Capturer::eval(const Expr *e) {
   }
   if (unsigned n = tensor_tuple_arity(t.getNonReferenceType()))
     return tuple(e, n);
+  if (is_tensor_vector(t))
+    return pieces(e);
   if (const auto *c = dyn_cast<CallExpr>(s))
     return call(c);
   return fail_value(e->getExprLoc(),
@@ -240,6 +242,9 @@ std::optional<Value> Capturer::tensor(const Expr *e) {
     if (!id)
       return std::nullopt;
     v = read(*id, me->getExprLoc());
+  } else if (const Expr *vec = nullptr, *index = nullptr;
+             tensor_vector_element(e, vec, index)) {
+    v = piece(vec, index, e->getExprLoc());
   } else if (const auto *c = dyn_cast<CallExpr>(e)) {
     v = call(c);
   } else if (const auto *ce = dyn_cast<CXXConstructExpr>(e)) {
@@ -511,6 +516,100 @@ std::optional<Value> Capturer::join(const CallExpr *c, bool stack) {
   operands.push_back(constant(*dim, dim_arg));
   ir::NodeId r = add_op(ir::Op::Cat, operands, c->getExprLoc());
   return Value::tensor(r, fresh_storage());
+}
+
+// What x.split(size, d) or x.chunk(chunks, d) returns, a std::vector of
+// views of x, named (`auto parts = x.chunk(3, -1);`) or not: a Pieces
+// value; its elements become piece nodes where the code indexes it with a
+// constant (piece()). d is a constant, size and chunks may be run-time
+// integers. A copy of such a vector is the same pieces.
+std::optional<Value> Capturer::pieces(const Expr *e) {
+  const Expr *s = skip(e);
+  if (const auto *ce = dyn_cast<CXXConstructExpr>(s);
+      ce && ce->getNumArgs() == 1 &&
+      ce->getConstructor()->isCopyOrMoveConstructor())
+    return pieces(ce->getArg(0));
+  if (const auto *dre = dyn_cast<DeclRefExpr>(s)) {
+    std::optional<Value> v = name_value(dre);
+    if (v && v->kind != Value::Pieces)
+      return fail_value(dre->getLocation(), "this std::vector of tensors is "
+                                            "not supported yet");
+    return v;
+  }
+  const auto *mc = dyn_cast<CXXMemberCallExpr>(s);
+  const CXXMethodDecl *m = mc ? mc->getMethodDecl() : nullptr;
+  llvm::StringRef name = m && m->getIdentifier() ? m->getName() : "";
+  if (!mc || !is_kiln_tensor(mc->getImplicitObjectArgument()->getType()) ||
+      (name != "split" && name != "chunk") || mc->getNumArgs() != 2)
+    return fail_value(s->getExprLoc(),
+                      "a std::vector of tensors is captured only as what "
+                      "split() or chunk() returns (indexed with constants)");
+  const Expr *obj = mc->getImplicitObjectArgument();
+  std::optional<Value> x = tensor(obj);
+  if (!x)
+    return std::nullopt;
+  // As view_method: a piece of an argument updated in place in the region
+  // would view a copy.
+  if (const Storage &base = st.storages[x->storage];
+      base.kind == Storage::Input && st.copy_back.count(base.slot))
+    return fail_value(mc->getExprLoc(),
+                      "'" + name.str() + "' of '" +
+                          slots_[base.slot].slot.name() +
+                          "', updated in place in the same region, is not "
+                          "supported yet");
+  const Expr *dim_arg = mc->getArg(1);
+  if (const auto *d = dyn_cast<CXXDefaultArgExpr>(dim_arg))
+    dim_arg = d->getExpr();
+  std::optional<int64_t> d = dim_of(dim_arg, obj);
+  if (!d)
+    return std::nullopt;
+  std::optional<ir::NodeId> count = operand(mc->getArg(0));
+  if (!count)
+    return std::nullopt;
+  auto constant = [&](int64_t v, const Expr *at) {
+    ir::NodeId k = st.b.constant(double(v), DType::i64, loc(at->getBeginLoc()));
+    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+    return k;
+  };
+  Value v;
+  v.kind = Value::Pieces;
+  v.node = x->node;
+  v.storage = x->storage;
+  v.piece_dim = constant(*d, dim_arg);
+  const bool chunk = name == "chunk";
+  v.piece_chunks = chunk ? *count : constant(0, mc);
+  v.piece_size = chunk ? constant(0, mc) : *count;
+  st.storages[x->storage].viewed = true;
+  return v;
+}
+
+// `parts[i]` or `parts.at(i)` of split()'s or chunk()'s result, i a
+// compile-time constant: a piece node, which the host checks before the
+// launches (a piece past the last runs the eager body, where the index is
+// out of range).
+std::optional<Value> Capturer::piece(const Expr *vec, const Expr *index,
+                                     SourceLocation at) {
+  std::optional<Value> p = pieces(vec);
+  if (!p)
+    return std::nullopt;
+  std::optional<int64_t> i =
+      constant_int(index, "index into what split() or chunk() returns");
+  if (!i)
+    return std::nullopt;
+  const ir::Node &chunks = st.b.graph().nodes[p->piece_chunks];
+  if (*i < 0 || (chunks.op == ir::Op::Constant && chunks.constant > 0 &&
+                 *i >= int64_t(chunks.constant)))
+    return fail_value(index->getBeginLoc(),
+                      "index " + std::to_string(*i) +
+                          " is out of range for what chunk() returns");
+  ir::NodeId k = st.b.constant(double(*i), DType::i64, loc(index->getBeginLoc()));
+  st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+  ir::NodeId id = add_op(ir::Op::Piece,
+                         {p->node, p->piece_dim, k, p->piece_chunks, p->piece_size},
+                         at);
+  st.dclass.resize(st.b.graph().nodes.size(), DClass::Variant);
+  st.dclass[id] = st.dclass[p->node];
+  return Value::tensor(id, p->storage);
 }
 
 // A compile-time integer argument (a dim, keepdim, a correction).
@@ -971,6 +1070,7 @@ std::optional<Value> Capturer::view_method(const CXXMemberCallExpr *c,
     break;
   case ViewKind::Contiguous:
     break;
+  case ViewKind::Piece: // split's and chunk's elements (piece())
   case ViewKind::Part: // the compiler's (sink-cat), not a Tensor method
   case ViewKind::Broadcast: // the compiler's (sink-views)
     return std::nullopt;

@@ -106,6 +106,37 @@ static bool is_std_class(QualType t, llvm::StringRef name) {
          rd->isInStdNamespace();
 }
 
+bool is_tensor_vector(QualType t) {
+  if (t.isNull() || !is_std_class(t, "vector"))
+    return false;
+  const auto *spec = dyn_cast<ClassTemplateSpecializationDecl>(
+      t.getNonReferenceType()->getAsCXXRecordDecl());
+  return spec && spec->getTemplateArgs().size() >= 1 &&
+         spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type &&
+         is_kiln_tensor(spec->getTemplateArgs()[0].getAsType()) &&
+         !spec->getTemplateArgs()[0].getAsType()->isReferenceType();
+}
+
+bool tensor_vector_element(const Expr *e, const Expr *&vec, const Expr *&index) {
+  if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(e);
+      oc && oc->getOperator() == OO_Subscript && oc->getNumArgs() == 2 &&
+      is_tensor_vector(oc->getArg(0)->getType())) {
+    vec = oc->getArg(0);
+    index = oc->getArg(1);
+    return true;
+  }
+  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(e);
+      mc && mc->getNumArgs() == 1 && mc->getMethodDecl() &&
+      mc->getMethodDecl()->getIdentifier() &&
+      mc->getMethodDecl()->getName() == "at" &&
+      is_tensor_vector(mc->getImplicitObjectArgument()->getType())) {
+    vec = mc->getImplicitObjectArgument();
+    index = mc->getArg(0);
+    return true;
+  }
+  return false;
+}
+
 unsigned tensor_tuple_arity(QualType t) {
   if (t.isNull() || t->isReferenceType())
     return 0;

@@ -17,7 +17,8 @@
 // view gives the shape: reshape copies it then, where f's fresh result
 // never needs one; both raise on a shape of another element count).
 //
-// Moved: view, reshape, transpose, permute, unsqueeze, squeeze, slice.
+// Moved: view, reshape, transpose, permute, unsqueeze, squeeze, slice,
+// piece (an element of split's or chunk's result).
 // Not moved: a view the function returns (eager returns a view sharing
 // the pointwise result's storage, with its strides), a view a product
 // (GEMM, attention) reads (it reads from memory: the view of the written
@@ -40,7 +41,7 @@ namespace {
 bool moves(Op op) {
   return op == Op::View || op == Op::Reshape || op == Op::Transpose ||
          op == Op::Permute || op == Op::Unsqueeze || op == Op::Squeeze ||
-         op == Op::Slice;
+         op == Op::Slice || op == Op::Piece;
 }
 
 struct Sinker {

@@ -483,7 +483,8 @@ llvm::Expected<Type> infer_view(const Graph &g, const Node &n, Fail fail) {
   const bool dims_args = k == ViewKind::Transpose || k == ViewKind::Permute ||
                          k == ViewKind::Unsqueeze || k == ViewKind::Squeeze;
   if ((dims_args && llvm::any_of(args, [](auto a) { return !a; })) ||
-      ((k == ViewKind::Slice || k == ViewKind::Part) && !args[0]))
+      ((k == ViewKind::Slice || k == ViewKind::Part) && !args[0]) ||
+      (k == ViewKind::Piece && (!args[0] || !args[1])))
     return fail("the dims of " + op + " must be constants");
   const Type unknown = Type::tensor(x.dtype);
   if (!x.shape.ranked)
@@ -576,6 +577,26 @@ llvm::Expected<Type> infer_view(const Graph &g, const Node &n, Fail fail) {
     start = std::clamp<int64_t>(start, 0, len);
     end = std::clamp<int64_t>(end, start, len);
     out[*d] = SymDim::constant((end - start + step - 1) / step);
+    break;
+  }
+  case ViewKind::Piece: {
+    // split's or chunk's piece: known when the extent and the cut are.
+    auto d = wrap(*args[0], rank);
+    if (!d || rank == 0)
+      return bad_dim(*args[0]);
+    if (!args[2] || !args[3] || xd[*d].is_symbolic())
+      return unknown;
+    const int64_t len = xd[*d].value, index = *args[1], chunks = *args[2],
+                  size = *args[3];
+    if (len == 0 || chunks < 0 || (chunks == 0 && size <= 0) ||
+        (chunks > 0 && size != 0))
+      return unknown; // the host's check decides (and eager raises)
+    const int64_t width = chunks > 0 ? (len + chunks - 1) / chunks : size;
+    if (index < 0 || index * width >= len)
+      return fail(op + ": there is no piece " + std::to_string(index) +
+                  " of " + to_string(x) + " along dim " + std::to_string(*d));
+    out[*d] = SymDim::constant(std::min(len, index * width + width) -
+                               index * width);
     break;
   }
   case ViewKind::Expand: {

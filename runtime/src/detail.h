@@ -14,6 +14,10 @@ namespace kiln::detail {
 std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 [[noreturn]] void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// How many pieces Tensor::split(size) or chunk(chunks) (the other 0) cut a
+// dim of extent n into (kiln/ops.def's piece view; positive sizes).
+int64_t piece_count(int64_t n, int64_t chunks, int64_t size);
+
 // Wraps a possibly negative dim into [0, rank); throws naming `fn`.
 int wrap_dim(int d, int rank, const char *fn);
 

@@ -210,6 +210,8 @@ Tensor stack(const std::vector<Tensor> &tensors, int64_t dim) {
   return cat(parts, dim);
 }
 
+// The pieces are kiln/ops.def's piece views (one rule for these methods
+// and for the compiled code that indexes their result).
 std::vector<Tensor> Tensor::split(int64_t size, int dim) const {
   const char *fn = "kiln::Tensor::split";
   if (!defined())
@@ -222,12 +224,11 @@ std::vector<Tensor> Tensor::split(int64_t size, int dim) const {
     fail("%s: split size %lld must be positive for a dim of size %lld", fn,
          (long long)size, (long long)n);
   std::vector<Tensor> parts;
-  if (n == 0) {
-    parts.push_back(*this);
-    return parts;
+  const int64_t count = detail::piece_count(n, 0, size);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t a[] = {d, i, 0, size};
+    parts.push_back(apply_view(ViewKind::Piece, a));
   }
-  for (int64_t at = 0; at < n; at += size)
-    parts.push_back(slice(d, at, std::min(n, at + size)));
   return parts;
 }
 
@@ -242,9 +243,13 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int dim) const {
     fail("%s: a zero-dimensional tensor cannot be chunked", fn);
   const int d = detail::wrap_dim(dim, this->dim(), fn);
   const int64_t n = sizes_[d];
-  if (n == 0) // torch: `chunks` empty pieces
-    return std::vector<Tensor>(size_t(chunks), *this);
-  return split((n + chunks - 1) / chunks, d);
+  std::vector<Tensor> parts; // n == 0: `chunks` empty pieces, as torch
+  const int64_t count = detail::piece_count(n, chunks, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t a[] = {d, i, chunks, 0};
+    parts.push_back(apply_view(ViewKind::Piece, a));
+  }
+  return parts;
 }
 
 namespace gen {

@@ -5,6 +5,7 @@
 
 #include <kiln/tensor.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -106,6 +107,15 @@ void want_args(std::span<const int64_t> args, size_t n, const char *fn) {
 
 } // namespace
 
+namespace detail {
+int64_t piece_count(int64_t n, int64_t chunks, int64_t size) {
+  if (n == 0)
+    return chunks > 0 ? chunks : 1;
+  const int64_t width = chunks > 0 ? (n + chunks - 1) / chunks : size;
+  return (n + width - 1) / width;
+}
+} // namespace detail
+
 Layout view_layout(ViewKind kind, const Layout &in,
                    std::span<const int64_t> args, bool *copies) {
   const std::string name = std::string("kiln::Tensor::") + view_name(kind);
@@ -195,6 +205,31 @@ Layout view_layout(ViewKind kind, const Layout &in,
            (long long)(start + len), (long long)full);
     out.sizes[i] = len;
     out.offset = in.offset + start * in.strides[i];
+    return out;
+  }
+  case ViewKind::Piece: {
+    want_args(args, 4, fn);
+    if (rank == 0)
+      fail("%s: a zero-dimensional tensor cannot be split", fn);
+    const int d = detail::wrap_dim(int(args[0]), rank, fn);
+    const int64_t index = args[1], chunks = args[2], size = args[3];
+    const int64_t n = in.sizes[d];
+    if (chunks < 0 || (chunks > 0 && size != 0))
+      fail("%s: chunks %lld with size %lld (one of them, the other 0)", fn,
+           (long long)chunks, (long long)size);
+    if (chunks == 0 && (size < 0 || (size == 0 && n != 0)))
+      fail("%s: split size %lld must be positive for a dim of size %lld", fn,
+           (long long)size, (long long)n);
+    const int64_t width = chunks > 0 ? (n + chunks - 1) / chunks : size;
+    const int64_t count = detail::piece_count(n, chunks, size);
+    if (index < 0 || index >= count)
+      fail("%s: there is no piece %lld: dim %d of size %lld makes %lld", fn,
+           (long long)index, d, (long long)n, (long long)count);
+    if (n == 0)
+      return out;
+    const int64_t start = index * width;
+    out.sizes[d] = std::min(n, start + width) - start;
+    out.offset = in.offset + start * in.strides[d];
     return out;
   }
   case ViewKind::Broadcast: // the shape the host computed (ops.def)

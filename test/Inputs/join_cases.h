@@ -88,6 +88,32 @@ COMPILE Tensor neg_div(const Tensor &x, int64_t n) {
   return x.slice(0, x.size(0) + k, x.size(0)) + 1.0;
 }
 
+// split() and chunk() as model code writes them: the std::vector they
+// return, named or not, indexed with constants; each element is a piece
+// view the host checks before the launches.
+// rotate_half from chunk's halves (an even head dim).
+COMPILE Tensor rope_chunk(const Tensor &q, const Tensor &cos, const Tensor &sin) {
+  auto halves = q.chunk(2, -1);
+  return q * cos + kiln::cat({-halves[1], halves[0]}, -1) * sin;
+}
+// A fused projection cut into q, k and v (views of the product's result);
+// the pointwise work after it one kernel reading the three pieces.
+COMPILE Tensor qkv_chunk(const Tensor &x, const Tensor &w) {
+  const std::vector<Tensor> qkv = kiln::linear(x, w).chunk(3, -1);
+  const Tensor &q = qkv[0], &k = qkv.at(1);
+  return q * k + qkv[2];
+}
+// split with a run-time size; the last piece shorter. `.at(i)` of a piece
+// past the last raises in eager (std::out_of_range): the host's check of
+// the piece fails first, and the original body runs and raises.
+COMPILE std::tuple<Tensor, Tensor> split_rows(const Tensor &x, int64_t n) {
+  std::vector<Tensor> parts = x.split(n, 0);
+  return {kiln::sin(parts[0]) * 2.0, kiln::sum(parts.at(1), 0, true)};
+}
+COMPILE Tensor split_third(const Tensor &x, int64_t n) {
+  return x.split(n, 0).at(2) * 2.0;
+}
+
 namespace join_cases {
 
 // rope's reference with loops in float64 (q's last dim even or odd).
@@ -193,6 +219,32 @@ inline int run_join(kiln::Device dev) {
           {kiln::cat({f64(a), kiln::sin(f64(e)), f64(g)}, 1)});
     check("stack_last", dt, [&] { return V{stack_last(a, g)}; }, 1, 0, k(3),
           {f64(a) + f64(g) * f64(g)});
+    {
+      // Even head dims: chunk's halves are d / 2 each, as rotate_half's.
+      Tensor q = input({2, 3, 5, 8}, dt, 30), c = input({5, 8}, dt, 31),
+             s = input({5, 8}, dt, 32);
+      check("rope from chunk's halves", dt, [&] { return V{rope_chunk(q, c, s)}; },
+            1, 0, k(1), {join_cases::rope_reference(q, c, s)});
+      Tensor x = input({4, 6}, dt, 33), w = input({15, 6}, dt, 34);
+      // The product, then one kernel reading its three pieces.
+      check("q, k, v from chunk(3)", dt, [&] { return V{qkv_chunk(x, w)}; }, 1, 0,
+            k(2), capture_compare::eager_reference([&] {
+              return V{qkv_chunk(f64(x), f64(w))};
+            }));
+      Tensor r = input({7, 3}, dt, 35);
+      // 7 rows by 3: pieces of 3, 3 and 1; by 4: 4 and 3.
+      for (int64_t n : {int64_t(3), int64_t(4)})
+        check("split(" + std::to_string(n) + ", 0)", dt,
+              [&] {
+                auto [a, b] = split_rows(r, n);
+                return V{a, b};
+              },
+              1, 0, k(2),
+              {kiln::sin(f64(r).slice(0, 0, n)) * 2.0,
+               kiln::sum(f64(r).slice(0, n, 2 * n), 0, true)});
+      check("split(3, 0).at(2)", dt, [&] { return V{split_third(r, 3)}; }, 1, 0,
+            k(1), {f64(r).slice(0, 6, 7) * 2.0});
+    }
     Tensor x = input({7, 3}, dt, 8);
     check("int_div", dt, [&] { return V{int_div(x, 2)}; }, 1, 0, k(1),
           {f64(x).slice(0, 0, 3) * 2.0});
@@ -205,6 +257,23 @@ inline int run_join(kiln::Device dev) {
     Tensor q = input({1, 2, 3, 8}, kiln::f32, 21), c = input({3, 9}, kiln::f32, 22);
     capture_compare::expect_raises("rope with cos [3, 9] against q [.., 8] raises",
                                    [&] { return rope(q, c, c); });
+  }
+  // A piece past the last (7 rows in pieces of 4: two): the host's check
+  // fails, the original body's .at(2) raises std::out_of_range.
+  {
+    Tensor r = input({7, 3}, kiln::f32, 36);
+    capture_compare::expect_raises("split(4, 0).at(2) of 7 rows raises",
+                                   [&] { return split_third(r, 4); });
+    kiln::reset_stats();
+    try {
+      (void)split_third(r, 4);
+    } catch (const std::exception &) {
+    }
+    const bool fell_back = kiln::stats().fallback_calls == 1 ||
+                           std::string(BACKEND) == "backend=eager";
+    std::printf("%s: a piece past the last runs the original body\n",
+                fell_back ? "ok" : "MISMATCH");
+    capture_compare::g_mismatches += !fell_back;
   }
   // Shapes cat rejects: the guard fails, the original body raises.
   {

@@ -157,6 +157,22 @@ TEST_P(Join, SplitAndChunkAreViews) {
   EXPECT_KILN_ERROR(x.split(2, 2), "out of range");
   // Joining the pieces gives the tensor back.
   EXPECT_EQ(values(kiln::cat(p, 1)), values(x));
+  // Each piece is the piece view (kiln/ops.def), which compiled code
+  // checks before its launches: a piece past the last raises there, so the
+  // call runs its eager body.
+  for (int64_t i = 0; i < 3; ++i) {
+    const int64_t a[] = {1, i, 0, 3}, b[] = {-1, i, 4, 0};
+    EXPECT_EQ(values(x.apply_view(kiln::ViewKind::Piece, a)), values(p[size_t(i)]));
+    EXPECT_EQ(values(x.apply_view(kiln::ViewKind::Piece, b)), values(c[size_t(i)]));
+  }
+  const int64_t past[] = {1, 3, 0, 3}, past_chunk[] = {0, 3, 4, 0},
+                empty_chunk[] = {0, 2, 3, 0}, empty_split[] = {0, 1, 0, 2};
+  EXPECT_KILN_ERROR(x.apply_view(kiln::ViewKind::Piece, past),
+                    "there is no piece 3: dim 1 of size 7 makes 3");
+  // 2 rows in 4 chunks are 2 pieces of 1.
+  EXPECT_KILN_ERROR(x.apply_view(kiln::ViewKind::Piece, past_chunk), "no piece 3");
+  EXPECT_EQ(e.apply_view(kiln::ViewKind::Piece, empty_chunk).sizes(), (Dims{0, 2}));
+  EXPECT_KILN_ERROR(e.apply_view(kiln::ViewKind::Piece, empty_split), "no piece 1");
 }
 
 TEST_P(Join, TruncDivRoundsTowardZero) {

@@ -7,6 +7,8 @@
 // RUN: %kiln_cxx_eager %t.eager.o %kiln_link -o %t.eager && %t.eager | FileCheck %s
 // CHECK-NOT: MISMATCH
 // CHECK: ok: rope with cos [3, 9] against q [.., 8] raises
+// CHECK: ok: split(4, 0).at(2) of 7 rows raises
+// CHECK: ok: a piece past the last runs the original body
 // CHECK: ok: cat of [3, 4] and [5, 3] along dim 0 raises
 // CHECK: ok: a cat eager rejects runs the original body
 // CHECK: {{[0-9]+}} cases, 0 mismatches

@@ -285,3 +285,32 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   size_t s = n; // expected-remark {{conversion of a runtime scalar that may be negative to 'size_t' is not supported yet (of sizes, numel(), dim() and other values known not to be negative it is)}}
   return y + double(s); // expected-remark {{'s', an unsigned 64-bit scalar, is not supported yet (its values do not all fit the graph's int64)}}
 }
+
+// 29. What split() and chunk() return is captured where constants index it
+// (exec-join runs those); an index known only at run time, one past
+// chunk's count, the vector's size() and a vector from outside the
+// function are breaks, and so is such a vector used after one.
+[[kiln::compile]] Tensor piece_at_runtime(const Tensor &x, int64_t i) {
+  Tensor a = kiln::exp(x) + 1;
+  Tensor b = a.chunk(2, -1)[i] * 2; // expected-remark {{the index into what split() or chunk() returns must be a compile-time constant}}
+  return b + 1;
+}
+[[kiln::compile]] Tensor piece_past_chunks(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  Tensor z = y.chunk(2, 0)[2]; // expected-remark {{index 2 is out of range for what chunk() returns}}
+  return z + 1;
+}
+[[kiln::compile]] Tensor pieces_counted(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  Tensor z = y * double(y.split(2, 0).size()); // expected-remark {{the number of pieces split() or chunk() returns is not captured yet}}
+  return z + 1;
+}
+[[kiln::compile]] Tensor pieces_from_outside(const std::vector<Tensor> &parts) {
+  Tensor y = parts[1] * 2; // expected-remark {{'parts' of type 'const std::vector<Tensor>' is not supported yet}}
+  return y + 1;
+}
+[[kiln::compile]] Tensor pieces_later(const Tensor &x) {
+  auto parts = kiln::exp(x).chunk(2, -1); // expected-warning {{cannot compile 'pieces_later': 'parts' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet; 'pieces_later' runs eagerly}}
+  log_tensor(parts[0]);
+  return parts[1] + 1;
+}

@@ -327,6 +327,7 @@ private:
   std::optional<Value> attention(const CallExpr *c);
   std::optional<Value> join(const CallExpr *c, bool stack);
   std::optional<int64_t> constant_int(const Expr *e, const char *what);
+  ir::NodeId int_constant(int64_t v, const Expr *at);
   std::optional<int64_t> dim_of(const Expr *e, const Expr *of,
                                 const char *what = "dim");
   std::optional<ir::NodeId> operand(const Expr *e);

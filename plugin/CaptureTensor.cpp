@@ -495,25 +495,20 @@ std::optional<Value> Capturer::join(const CallExpr *c, bool stack) {
   std::optional<int64_t> dim = constant_int(dim_arg, "dim");
   if (!dim)
     return std::nullopt;
-  auto constant = [&](int64_t v, const Expr *at) {
-    ir::NodeId k = st.b.constant(double(v), DType::i64, loc(at->getBeginLoc()));
-    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
-    return k;
-  };
   llvm::SmallVector<ir::NodeId, 8> operands;
   for (const Expr *e : list->inits()) {
     std::optional<ir::NodeId> t = operand(e);
     if (!t)
       return std::nullopt;
     if (stack) {
-      ir::NodeId u = add_op(ir::Op::Unsqueeze, {*t, constant(*dim, dim_arg)},
+      ir::NodeId u = add_op(ir::Op::Unsqueeze, {*t, int_constant(*dim, dim_arg)},
                             e->getBeginLoc());
       st.dclass[u] = st.dclass[*t];
       t = u;
     }
     operands.push_back(*t);
   }
-  operands.push_back(constant(*dim, dim_arg));
+  operands.push_back(int_constant(*dim, dim_arg));
   ir::NodeId r = add_op(ir::Op::Cat, operands, c->getExprLoc());
   return Value::tensor(r, fresh_storage());
 }
@@ -566,19 +561,14 @@ std::optional<Value> Capturer::pieces(const Expr *e) {
   std::optional<ir::NodeId> count = operand(mc->getArg(0));
   if (!count)
     return std::nullopt;
-  auto constant = [&](int64_t v, const Expr *at) {
-    ir::NodeId k = st.b.constant(double(v), DType::i64, loc(at->getBeginLoc()));
-    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
-    return k;
-  };
   Value v;
   v.kind = Value::Pieces;
   v.node = x->node;
   v.storage = x->storage;
-  v.piece_dim = constant(*d, dim_arg);
+  v.piece_dim = int_constant(*d, dim_arg);
   const bool chunk = name == "chunk";
-  v.piece_chunks = chunk ? *count : constant(0, mc);
-  v.piece_size = chunk ? constant(0, mc) : *count;
+  v.piece_chunks = chunk ? *count : int_constant(0, mc);
+  v.piece_size = chunk ? int_constant(0, mc) : *count;
   st.storages[x->storage].viewed = true;
   return v;
 }
@@ -602,14 +592,20 @@ std::optional<Value> Capturer::piece(const Expr *vec, const Expr *index,
     return fail_value(index->getBeginLoc(),
                       "index " + std::to_string(*i) +
                           " is out of range for what chunk() returns");
-  ir::NodeId k = st.b.constant(double(*i), DType::i64, loc(index->getBeginLoc()));
-  st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
   ir::NodeId id = add_op(ir::Op::Piece,
-                         {p->node, p->piece_dim, k, p->piece_chunks, p->piece_size},
+                         {p->node, p->piece_dim, int_constant(*i, index),
+                          p->piece_chunks, p->piece_size},
                          at);
   st.dclass.resize(st.b.graph().nodes.size(), DClass::Variant);
   st.dclass[id] = st.dclass[p->node];
   return Value::tensor(id, p->storage);
+}
+
+// An i64 constant operand (a dim, an index) at `at`'s start.
+ir::NodeId Capturer::int_constant(int64_t v, const Expr *at) {
+  ir::NodeId k = st.b.constant(double(v), DType::i64, loc(at->getBeginLoc()));
+  st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+  return k;
 }
 
 // A compile-time integer argument (a dim, keepdim, a correction).
@@ -1030,9 +1026,7 @@ std::optional<Value> Capturer::view_method(const CXXMemberCallExpr *c,
             : dim_of(e, c->getImplicitObjectArgument());
     if (!d)
       return false;
-    operands.push_back(
-        st.b.constant(double(*d), DType::i64, loc(e->getBeginLoc())));
-    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+    operands.push_back(int_constant(*d, e));
     return true;
   };
   auto each = [&](const Expr *arg, auto &&one) -> bool {

@@ -211,7 +211,19 @@ Tensor stack(const std::vector<Tensor> &tensors, int64_t dim) {
 }
 
 // The pieces are kiln/ops.def's piece views (one rule for these methods
-// and for the compiled code that indexes their result).
+// and for the compiled code that indexes their result): every piece of t
+// cut along d by `chunks` or `size` (the other 0).
+static std::vector<Tensor> pieces_of(const Tensor &t, int d, int64_t chunks,
+                                     int64_t size) {
+  std::vector<Tensor> parts;
+  const int64_t count = detail::piece_count(t.size(d), chunks, size);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t a[] = {d, i, chunks, size};
+    parts.push_back(t.apply_view(ViewKind::Piece, a));
+  }
+  return parts;
+}
+
 std::vector<Tensor> Tensor::split(int64_t size, int dim) const {
   const char *fn = "kiln::Tensor::split";
   if (!defined())
@@ -223,13 +235,7 @@ std::vector<Tensor> Tensor::split(int64_t size, int dim) const {
   if (size < 0 || (size == 0 && n != 0))
     fail("%s: split size %lld must be positive for a dim of size %lld", fn,
          (long long)size, (long long)n);
-  std::vector<Tensor> parts;
-  const int64_t count = detail::piece_count(n, 0, size);
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t a[] = {d, i, 0, size};
-    parts.push_back(apply_view(ViewKind::Piece, a));
-  }
-  return parts;
+  return pieces_of(*this, d, 0, size);
 }
 
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int dim) const {
@@ -242,14 +248,7 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int dim) const {
   if (this->dim() == 0)
     fail("%s: a zero-dimensional tensor cannot be chunked", fn);
   const int d = detail::wrap_dim(dim, this->dim(), fn);
-  const int64_t n = sizes_[d];
-  std::vector<Tensor> parts; // n == 0: `chunks` empty pieces, as torch
-  const int64_t count = detail::piece_count(n, chunks, 0);
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t a[] = {d, i, chunks, 0};
-    parts.push_back(apply_view(ViewKind::Piece, a));
-  }
-  return parts;
+  return pieces_of(*this, d, chunks, 0); // an empty dim: `chunks` pieces, as torch
 }
 
 namespace gen {

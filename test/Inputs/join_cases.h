@@ -258,38 +258,34 @@ inline int run_join(kiln::Device dev) {
     capture_compare::expect_raises("rope with cos [3, 9] against q [.., 8] raises",
                                    [&] { return rope(q, c, c); });
   }
+  // A call whose guard fails runs the original body once (it may raise).
+  auto falls_back = [](const char *what, auto f) {
+    kiln::reset_stats();
+    try {
+      (void)f();
+    } catch (const std::exception &) {
+    }
+    const bool fell_back = kiln::stats().fallback_calls == 1 ||
+                           std::string(BACKEND) == "backend=eager";
+    std::printf("%s: %s\n", fell_back ? "ok" : "MISMATCH", what);
+    capture_compare::g_mismatches += !fell_back;
+  };
   // A piece past the last (7 rows in pieces of 4: two): the host's check
   // fails, the original body's .at(2) raises std::out_of_range.
   {
     Tensor r = input({7, 3}, kiln::f32, 36);
     capture_compare::expect_raises("split(4, 0).at(2) of 7 rows raises",
                                    [&] { return split_third(r, 4); });
-    kiln::reset_stats();
-    try {
-      (void)split_third(r, 4);
-    } catch (const std::exception &) {
-    }
-    const bool fell_back = kiln::stats().fallback_calls == 1 ||
-                           std::string(BACKEND) == "backend=eager";
-    std::printf("%s: a piece past the last runs the original body\n",
-                fell_back ? "ok" : "MISMATCH");
-    capture_compare::g_mismatches += !fell_back;
+    falls_back("a piece past the last runs the original body",
+               [&] { return split_third(r, 4); });
   }
   // Shapes cat rejects: the guard fails, the original body raises.
   {
     Tensor a = input({3, 4}, kiln::f32, 9), b = input({5, 3}, kiln::f32, 10);
     capture_compare::expect_raises("cat of [3, 4] and [5, 3] along dim 0 raises",
                                    [&] { return cat_rows(a, b); });
-    kiln::reset_stats();
-    try {
-      (void)cat_rows(a, b);
-    } catch (const std::exception &) {
-    }
-    const bool fell_back = kiln::stats().fallback_calls == 1 ||
-                           std::string(BACKEND) == "backend=eager";
-    std::printf("%s: a cat eager rejects runs the original body\n",
-                fell_back ? "ok" : "MISMATCH");
-    capture_compare::g_mismatches += !fell_back;
+    falls_back("a cat eager rejects runs the original body",
+               [&] { return cat_rows(a, b); });
   }
   return capture_compare::summary();
 }

@@ -314,3 +314,11 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   log_tensor(parts[0]);
   return parts[1] + 1;
 }
+// A non-const reference to a piece could rebind the vector's element,
+// which the pieces do not follow: a break (and so is the vector, used
+// after the region that would make it).
+[[kiln::compile]] Tensor piece_by_ref(const Tensor &x) {
+  std::vector<Tensor> parts = kiln::exp(x).chunk(2, -1); // expected-remark {{'parts' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet}}
+  Tensor &h = parts[0]; // expected-remark {{a non-const reference to an element of what split() or chunk() returns is not supported yet (bind a const reference or a Tensor)}}
+  return h * 2;
+}

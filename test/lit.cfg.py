@@ -67,9 +67,15 @@ if config.kiln_asan_runtime:
 # FileCheck, not, count from LLVM 19's tools.
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, os.path.join(obj, "bin"), config.environment.get("PATH", "")])
-# Keep the nvcc cache inside the build tree, and pass through CUDA's paths.
-config.environment["KILN_CACHE_DIR"] = os.path.join(obj, "kiln-cache")
-for var in ["HOME", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "KILN_NVCC", "LD_LIBRARY_PATH"]:
+# Keep the nvcc cache inside the build tree (or where `--param
+# kiln-cache=DIR` says: the sanitizer build's suites reuse the release
+# build's kernels, which nvcc, not instrumented, compiled from the same
+# source), and pass through CUDA's paths and the generated kernels'
+# architectures (CI, without a GPU, compiles them for sm_90 only).
+config.environment["KILN_CACHE_DIR"] = lit_config.params.get(
+    "kiln-cache", os.path.join(obj, "kiln-cache"))
+for var in ["HOME", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "KILN_NVCC", "LD_LIBRARY_PATH",
+            "KILN_CUDA_ARCH"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 

@@ -29,7 +29,7 @@ namespace {
 // bench/results/2026-11-21-h200.md: one 0.2163 ms, four 0.2078, eight 0.2070).
 constexpr int kTiles = 4;
 // Partials a combine thread loads before it combines any.
-constexpr int kCombine = 8;
+constexpr int kCombine = 16;
 // How a slot's elements are read and written: a 16-byte vector of V
 // neighbours (rows that are contiguous, aligned and a multiple of V long:
 // sp.vec), element by element (any other layout), or element by element
@@ -187,7 +187,8 @@ struct RedCuda : RedModel {
   void cuda_slot(Stmts &b, int pass, Expr limit,
                  const std::function<Expr(Expr)> &sub, bool loaded,
                  Access a, bool hints, const std::string &prefix = "acc",
-                 Stmts also = {}) const {
+                 Stmts also = {},
+                 MomentStage stage = MomentStage::Whole) const {
     if (!loaded) {
       for (auto [i, in] : llvm::enumerate(k.inputs))
         if (needed(in, pass))
@@ -195,7 +196,7 @@ struct RedCuda : RedModel {
       load_inputs(b, pass, limit, sub, a, hints);
     }
     for (size_t o = 0; o < nout; ++o)
-      if (out_full(o) && out_phase(o) == pass)
+      if (stage != MomentStage::Devs && out_full(o) && out_phase(o) == pass)
         b.push_back(decl("", vec_type(k.outputs[o]), "y" + std::to_string(o)));
     // Predicated, not `break`: the loop must unroll fully so that the
     // slot arrays stay in registers.
@@ -205,7 +206,8 @@ struct RedCuda : RedModel {
     Stmts body;
     element(body, pass,
             [&](size_t i) { return sub(numbered("x", i)).field("v")[j]; },
-            [&](size_t o) { return numbered("y", o).field("v")[j]; }, r, prefix);
+            [&](size_t o) { return numbered("y", o).field("v")[j]; }, r, prefix,
+            false, stage);
     for (Stmt &s : also)
       body.push_back(std::move(s));
     if (a == Access::Vector)
@@ -216,7 +218,7 @@ struct RedCuda : RedModel {
     b.push_back(for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
                          std::move(each), LoopHint::Unroll));
     for (size_t o = 0; o < nout; ++o) {
-      if (!out_full(o) || out_phase(o) != pass)
+      if (stage == MomentStage::Devs || !out_full(o) || out_phase(o) != pass)
         continue;
       Expr p = numbered("out", o), y = numbered("y", o);
       const Expr at = base(o) + elem(a, j) * rstride(o);
@@ -564,6 +566,16 @@ struct RedCuda : RedModel {
         return std::nullopt;
     return Moments{r1[0], r2[0], c->mean, c->dev};
   }
+  // Whether tiled_pass takes `pass`'s sum_sq_dev reductions a batch of
+  // slots at a time: the pass has one and writes nothing full.
+  bool batch_moments(int pass) const {
+    if (writes_full(pass))
+      return false;
+    for (NodeId r : reductions_in(pass))
+      if (moments(r))
+        return true;
+    return false;
+  }
   // The accumulator of a Moments pair's fused pass.
   Expr moments_acc(const Moments &mo) const { return numbered("mom", mo.squares); }
   std::string moments_type(const Moments &mo) const {
@@ -614,7 +626,59 @@ struct RedCuda : RedModel {
       Stmts loads;
       load_inputs(loads, pass, R, at_u, a, hints);
       units(tl, std::move(loads));
-      if (!mo) {
+      if (!mo && batch_moments(pass)) {
+        // The pass's sum_sq_dev reductions (var over everything: welford)
+        // a batch at a time, as the fused pair below: the n slots' sum and
+        // an estimate c of their mean, their deviations from c, merged
+        // into the thread's moments with c as the shift. Welford's update
+        // an element costs a division (MUFU.RCP) and a dozen instructions.
+        const Expr cn = v("cn");
+        tl.push_back(decl("", "int", "cn", lit(0), "elements loaded"));
+        for (NodeId r : reductions_in(pass))
+          if (moments(r))
+            tl.push_back(decl("", elem_type(r), print(acc(r, "cs")),
+                              cast(elem_type(r), lit(0))));
+        Stmts sums;
+        if (vec) {
+          cuda_slot(sums, pass, R, at_u, true, a, hints, "acc", {},
+                    MomentStage::Sums);
+          sums.push_back(assign(cn, V, "+="));
+        } else {
+          cuda_slot(sums, pass, R, at_u, true, a, hints, "acc",
+                    {assign(cn, lit(1), "+=")}, MomentStage::Sums);
+        }
+        units(tl, std::move(sums));
+        Stmts chunk, devs;
+        for (NodeId r : reductions_in(pass)) {
+          if (!moments(r))
+            continue;
+          const std::string t = elem_type(r);
+          chunk.push_back(decl("const", t, print(acc(r, "inv")),
+                               t == "float" ? call("__fdividef", {lit("1.0f"), cast(t, cn)})
+                                            : cast(t, lit(1)) / cast(t, cn)));
+          chunk.push_back(decl("const", t, print(acc(r, "cc")),
+                               acc(r, "cs") * acc(r, "inv"),
+                               "about the mean of the loaded slots"));
+          chunk.push_back(decl("", t, print(acc(r, "cq")), cast(t, lit(0))));
+          chunk.push_back(decl("", t, print(acc(r, "cr")), cast(t, lit(0)),
+                               "the deviations' sum"));
+        }
+        cuda_slot(devs, pass, R, at_u, true, a, hints, "acc", {},
+                  MomentStage::Devs);
+        units(chunk, std::move(devs));
+        for (NodeId r : reductions_in(pass)) {
+          if (!moments(r))
+            continue;
+          const std::string t = elem_type(r);
+          const Expr in = acc(r, "inv"), cr = acc(r, "cr");
+          chunk.push_back(accumulate(
+              "sum_sq_dev", acc(r), acc(r),
+              typed_braces(acc_type(r), {acc(r, "cc"), cr * in,
+                                         acc(r, "cq") - cr * cr * in,
+                                         cast(t, cn)})));
+        }
+        tl.push_back(if_then(cn > lit(0), std::move(chunk)));
+      } else if (!mo) {
         Stmts slot;
         cuda_slot(slot, pass, R, at_u, true, a, hints);
         units(tl, std::move(slot));
@@ -1038,26 +1102,32 @@ struct RedCuda : RedModel {
       for (int earlier = 0; earlier < q; ++earlier)
         combined(pass, earlier, no_store, false);
       declare_accumulators(pass, q);
-      // kCombine partials per thread loaded before any is combined: one
-      // at a time, each waited for its load (where(sum): the combine added
-      // 8.0 us after pass 0, 4.4 us this way; an empty kernel adds 2.2).
+      // kCombine partials per thread loaded before any is combined, those
+      // past the last as the identity: one at a time, each waited for its
+      // load (where(sum): the combine added 8.0 us after pass 0, 4.4 us
+      // this way; an empty kernel adds 2.2), and with a remainder loop
+      // after batches of 8, the 4224 partials of 512 threads waited twice.
+      // Then folded as a tree, four dependent merges, not 15 (a merge of
+      // moments is a division and a dozen instructions).
+      const Expr w = v("w");
       for (NodeId r : reductions_in(q)) {
-        const Expr stride = cast("int64_t", tpr);
+        const Expr stride = cast("int64_t", tpr), at = s + u * stride;
         Stmts fold;
         fold.push_back(decl_array(acc_type(r), "p", std::to_string(kCombine)));
         fold.push_back(for_loop(
             decl("", "int", "u", lit(0)), u < kCombine, pre_inc(u),
-            {assign(pu, part(r)[row * splits + s + u * stride])},
+            {assign(pu, select(at < splits, part(r)[row * splits + at], init(r)))},
             LoopHint::Unroll));
-        fold.push_back(for_loop(decl("", "int", "u", lit(0)), u < kCombine,
-                                pre_inc(u), {combine(r, acc(r), pu)},
-                                LoopHint::Unroll));
-        pass.push_back(block(
-            {decl("", "int64_t", "s", lane),
-             for_loop(s + lit(kCombine - 1) * stride < splits,
-                      binary("+=", s, lit(kCombine) * stride), std::move(fold)),
-             for_loop(s < splits, binary("+=", s, tpr),
-                      {combine(r, acc(r), part(r)[row * splits + s])})}));
+        fold.push_back(for_loop(
+            decl("", "int", "w", lit(1)), w < kCombine, binary("*=", w, lit(2)),
+            {for_loop(decl("", "int", "u", lit(0)), u < kCombine,
+                      binary("+=", u, lit(2) * w),
+                      {combine(r, pu, v("p")[u + w])}, LoopHint::Unroll)},
+            LoopHint::Unroll));
+        fold.push_back(combine(r, acc(r), v("p")[lit(0)]));
+        pass.push_back(for_loop(decl("", "int64_t", "s", lane), s < splits,
+                                binary("+=", s, lit(kCombine) * stride),
+                                std::move(fold)));
       }
       row_reduce(pass, q);
       for (NodeId r : reductions_in(q))

@@ -287,9 +287,17 @@ struct RedModel {
   // the pass of its phase, and a value a later pass uses is kept per
   // element in registers (t<id>[k * V + j]) instead of being recomputed
   // from the inputs: softmax computes exp once, not twice.
+  //
+  // `stage` splits a pass's moments reductions (sum_sq_dev) into the two
+  // halves of a batch's corrected two-pass moments (cuda_moments_batch):
+  // Sums adds their operands into cs<r> (the pass's other reductions and
+  // outputs as usual); Devs adds only their deviations from the batch's
+  // estimate cc<r> of its mean, d, into cr<r>, and d * d into cq<r>.
+  enum class MomentStage { Whole, Sums, Devs };
   void element(Stmts &b, int pass, const LoadFn &load, const DestFn &dest,
                Expr index, const std::string &prefix,
-               bool carried = false) const {
+               bool carried = false,
+               MomentStage stage = MomentStage::Whole) const {
     ValueMap values = row_values();
     std::set<NodeId> computed;
     if (carried)
@@ -329,6 +337,8 @@ struct RedModel {
         b.push_back(assign(numbered("t", id)[slot], value_var(id)));
     }
     for (NodeId r : reductions_in(pass)) {
+      if (stage == MomentStage::Devs && !moments(r))
+        continue;
       // argmax's ties and order are those of the values eager stored.
       const NodeId x = g.node(r).operands[0];
       Expr val = operand(g, x, elem_type(r).c_str(),
@@ -337,8 +347,20 @@ struct RedModel {
                              : values);
       if (indexed(r))
         val = typed_braces(acc_type(r), {val, index});
-      b.push_back(combine(r, acc(r, prefix), val, describe_node(g, g.node(r))));
+      if (stage == MomentStage::Sums && moments(r)) {
+        b.push_back(accumulate("sum", acc(r, "cs"), acc(r, "cs"), val,
+                               describe_node(g, g.node(r)) + ": the batch's sum"));
+      } else if (stage == MomentStage::Devs) {
+        const Expr d = acc(r, "cd");
+        b.push_back(decl("const", elem_type(r), print(d), val - acc(r, "cc")));
+        b.push_back(assign(acc(r, "cq"), d * d, "+="));
+        b.push_back(assign(acc(r, "cr"), d, "+="));
+      } else {
+        b.push_back(combine(r, acc(r, prefix), val, describe_node(g, g.node(r))));
+      }
     }
+    if (stage == MomentStage::Devs)
+      return;
     for (size_t o = 0; o < nout; ++o)
       if (out_full(o) && out_phase(o) == pass)
         b.push_back(store_node(g, k.outputs[o], values, dest(o)));

@@ -255,6 +255,8 @@ def render_expr(e, ref=False):
             return "%s.unsqueeze(%d)" % (a[0], e.attrs["d"])
         if v == "slice":
             return "%s.slice(%d, %d, %d)" % (a[0], e.attrs["d"], e.attrs["start"], e.attrs["end"])
+        if v in ("chunk", "split"):  # a piece of what they return
+            return "%s.%s(%d, %d)[%d]" % (a[0], v, e.attrs["n"], e.attrs["d"], e.attrs["i"])
         if v == "to":
             return "%s.to(kiln::DType::%s)" % (a[0], e.attrs["dtype"])
         return "%s.%s()" % (a[0], v)  # contiguous, clone
@@ -593,6 +595,17 @@ def type_of(e, sc):
             k = norm_dim(e.attrs["d"], r)
             n = max(0, min(e.attrs["end"], x.shape[k]) - min(e.attrs["start"], x.shape[k]))
             return Ty(x.shape[:k] + (n,) + x.shape[k + 1:], x.dtype)
+        if v in ("chunk", "split"):
+            # runtime/src/layout.cpp's piece: pieces of width ceil(n / chunks)
+            # or size, the last narrower; an index past the last raises.
+            k = norm_dim(e.attrs["d"], r)
+            n, a, i = x.shape[k], e.attrs["n"], e.attrs["i"]
+            if n == 0 or a < 1:
+                raise Invalid("pieces of an empty dim")
+            width = -(-n // a) if v == "chunk" else a
+            if not 0 <= i < -(-n // width):
+                raise Invalid("no such piece")
+            return Ty(x.shape[:k] + (min(width, n - i * width),) + x.shape[k + 1:], x.dtype)
         if v == "to":
             return Ty(x.shape, e.attrs["dtype"])
         return x
@@ -930,6 +943,8 @@ class Gen:
             choices.append("transpose")
         if rank >= 1:
             choices += ["unsqueeze", "slice"]
+            if t.shape[-1] >= 2:
+                choices += ["chunk", "split"]
         choices.append("to")
         v = r.choice(choices)
         if v == "transpose":
@@ -938,6 +953,13 @@ class Gen:
             return E("view", v, [x], {"d": r.randrange(-rank - 1, rank + 1)})
         if v == "slice":
             return E("view", v, [x], {"d": -1, "start": 0, "end": 2})
+        if v in ("chunk", "split"):
+            # Along the last dim, whose size may differ between the two
+            # input sets (valid() checks that the piece exists in both).
+            n = t.shape[-1]
+            a = r.randrange(2, 4) if v == "chunk" else r.randrange(1, n)
+            width = -(-n // a) if v == "chunk" else a
+            return E("view", v, [x], {"n": a, "d": -1, "i": r.randrange(-(-n // width))})
         if v == "to":
             return E("view", v, [x], {"dtype": r.choice(FLOATS)})
         return E("view", v, [x])

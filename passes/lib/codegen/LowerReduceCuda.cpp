@@ -58,6 +58,23 @@ struct PassStyle {
   const char *index = "int64_t";
 };
 
+// 1 / cn, a batch's element count, in t: by MUFU.RCP in f32 (2^-22), as
+// what it scales is an estimate (a batch's mean, about which the
+// deviations are taken) or small (their sum over cn).
+Expr count_reciprocal(const std::string &t, Expr cn) {
+  return t == "float" ? call("__fdividef", {lit("1.0f"), cast(t, cn)})
+                      : cast(t, lit(1)) / cast(t, cn);
+}
+
+// A batch's moments (kiln::scalar::MomentAcc, `type`) from its cn
+// elements' deviations d from an estimate c of their mean (the corrected
+// two-pass algorithm): shift c, mean sum(d) / cn, m2 sum(d^2) -
+// sum(d)^2 / cn; cr = sum(d), cq = sum(d^2), inv = 1 / cn.
+Expr moments_of_batch(const std::string &type, const std::string &t, Expr c,
+                   Expr cr, Expr cq, Expr inv, Expr cn) {
+  return typed_braces(type, {c, cr * inv, cq - cr * cr * inv, cast(t, cn)});
+}
+
 struct RedCuda : RedModel {
   // ---- CUDA ----
 
@@ -626,36 +643,42 @@ struct RedCuda : RedModel {
       Stmts loads;
       load_inputs(loads, pass, R, at_u, a, hints);
       units(tl, std::move(loads));
+      const Expr cn = v("cn");
+      const Stmt count = decl("", "int", "cn", lit(0), "elements loaded");
+      // The n slots' elements summed into `prefix`'s accumulators (`stage`:
+      // element()'s), cn (declared by the caller) counting them: the
+      // vector path's slots are V elements, all in the row; element by
+      // element, cn counts those in the row.
+      auto sum_batch = [&](Stmts &into, const std::string &prefix,
+                           MomentStage stage) {
+        Stmts sums;
+        if (vec) {
+          cuda_slot(sums, pass, R, at_u, true, a, hints, prefix, {}, stage);
+          sums.push_back(assign(cn, V, "+="));
+        } else {
+          cuda_slot(sums, pass, R, at_u, true, a, hints, prefix,
+                    {assign(cn, lit(1), "+=")}, stage);
+        }
+        units(into, std::move(sums));
+      };
       if (!mo && batch_moments(pass)) {
         // The pass's sum_sq_dev reductions (var over everything: welford)
         // a batch at a time, as the fused pair below: the n slots' sum and
         // an estimate c of their mean, their deviations from c, merged
         // into the thread's moments with c as the shift. Welford's update
         // an element costs a division (MUFU.RCP) and a dozen instructions.
-        const Expr cn = v("cn");
-        tl.push_back(decl("", "int", "cn", lit(0), "elements loaded"));
+        tl.push_back(count);
         for (NodeId r : reductions_in(pass))
           if (moments(r))
             tl.push_back(decl("", elem_type(r), print(acc(r, "cs")),
                               cast(elem_type(r), lit(0))));
-        Stmts sums;
-        if (vec) {
-          cuda_slot(sums, pass, R, at_u, true, a, hints, "acc", {},
-                    MomentStage::Sums);
-          sums.push_back(assign(cn, V, "+="));
-        } else {
-          cuda_slot(sums, pass, R, at_u, true, a, hints, "acc",
-                    {assign(cn, lit(1), "+=")}, MomentStage::Sums);
-        }
-        units(tl, std::move(sums));
+        sum_batch(tl, "acc", MomentStage::Sums);
         Stmts chunk, devs;
         for (NodeId r : reductions_in(pass)) {
           if (!moments(r))
             continue;
           const std::string t = elem_type(r);
-          chunk.push_back(decl("const", t, print(acc(r, "inv")),
-                               t == "float" ? call("__fdividef", {lit("1.0f"), cast(t, cn)})
-                                            : cast(t, lit(1)) / cast(t, cn)));
+          chunk.push_back(decl("const", t, print(acc(r, "inv")), count_reciprocal(t, cn)));
           chunk.push_back(decl("const", t, print(acc(r, "cc")),
                                acc(r, "cs") * acc(r, "inv"),
                                "about the mean of the loaded slots"));
@@ -666,17 +689,12 @@ struct RedCuda : RedModel {
         cuda_slot(devs, pass, R, at_u, true, a, hints, "acc", {},
                   MomentStage::Devs);
         units(chunk, std::move(devs));
-        for (NodeId r : reductions_in(pass)) {
-          if (!moments(r))
-            continue;
-          const std::string t = elem_type(r);
-          const Expr in = acc(r, "inv"), cr = acc(r, "cr");
-          chunk.push_back(accumulate(
-              "sum_sq_dev", acc(r), acc(r),
-              typed_braces(acc_type(r), {acc(r, "cc"), cr * in,
-                                         acc(r, "cq") - cr * cr * in,
-                                         cast(t, cn)})));
-        }
+        for (NodeId r : reductions_in(pass))
+          if (moments(r))
+            chunk.push_back(accumulate(
+                "sum_sq_dev", acc(r), acc(r),
+                moments_of_batch(acc_type(r), elem_type(r), acc(r, "cc"),
+                              acc(r, "cr"), acc(r, "cq"), acc(r, "inv"), cn)));
         tl.push_back(if_then(cn > lit(0), std::move(chunk)));
       } else if (!mo) {
         Stmts slot;
@@ -690,28 +708,15 @@ struct RedCuda : RedModel {
         // into the thread's moments with c as the shift: what the merge
         // subtracts is small, whatever the data's offset (f32 rows of
         // mean 1000 lost 3e-6 of their variance with the mean as a plain
-        // f32 value). The vector path's slots are V elements, all in the
-        // row; element by element, cn counts those in the row.
-        const Expr cn = v("cn"), cr = v("cr");
+        // f32 value).
+        const Expr cr = v("cr");
         declare_accumulators(tl, pass, "cs");
-        tl.push_back(decl("", "int", "cn", lit(0), "elements loaded"));
-        Stmts sums;
-        if (vec) {
-          cuda_slot(sums, pass, R, at_u, true, a, hints, "cs");
-          sums.push_back(assign(cn, V, "+="));
-        } else {
-          cuda_slot(sums, pass, R, at_u, true, a, hints, "cs",
-                    {assign(cn, lit(1), "+=")});
-        }
-        units(tl, std::move(sums));
+        tl.push_back(count);
+        sum_batch(tl, "cs", MomentStage::Whole);
         const std::string t = value_type(g.node(mo->mean));
         const Expr inv = v("inv");
         Stmts chunk, squares;
-        // 1 / n by MUFU.RCP in f32 (2^-22): c may be any estimate, and
-        // sum(d) / n is small.
-        chunk.push_back(decl("const", t, "inv",
-                             t == "float" ? call("__fdividef", {lit("1.0f"), cast(t, cn)})
-                                          : cast(t, lit(1)) / cast(t, cn)));
+        chunk.push_back(decl("const", t, "inv", count_reciprocal(t, cn)));
         chunk.push_back(decl("const", t, print(value_var(mo->mean)),
                              acc(mo->sum, "cs") * inv,
                              "about the mean of the loaded slots"));
@@ -723,10 +728,8 @@ struct RedCuda : RedModel {
         units(chunk, std::move(squares));
         chunk.push_back(accumulate(
             "sum_sq_dev", moments_acc(*mo), moments_acc(*mo),
-            typed_braces(moments_type(*mo),
-                         {value_var(mo->mean), cr * inv,
-                          acc(mo->squares, "cq") - cr * cr * inv,
-                          cast(t, cn)})));
+            moments_of_batch(moments_type(*mo), t, value_var(mo->mean), cr,
+                          acc(mo->squares, "cq"), inv, cn)));
         tl.push_back(if_then(cn > lit(0), std::move(chunk)));
       }
       paths[vec ? 0 : 1].push_back(

@@ -4,6 +4,7 @@
 //   split  few long rows: chunks in parallel, partials combined in order.
 #include "ReduceModel.h"
 
+#include <functional>
 #include <set>
 
 namespace kiln::codegen {
@@ -65,7 +66,8 @@ struct RedCpu : RedModel {
     // `touched` (a reduced output, stored once per row, has stride 0 along
     // R and is not one).
     std::set<size_t> touched;
-    auto element_at = [&](Stmts &into, bool contiguous) {
+    auto element_at = [&](Stmts &into, bool contiguous,
+                          MomentStage stage = MomentStage::Whole) {
       element(
           into, pass,
           [&](size_t x) {
@@ -77,7 +79,7 @@ struct RedCpu : RedModel {
             touched.insert(o);
             return numbered("out", o)[base(o) + (contiguous ? r : r * rstride(o))];
           },
-          r, "blk");
+          r, "blk", false, stage);
     };
     Stmts each;
     element_at(each, false);
@@ -147,15 +149,84 @@ struct RedCpu : RedModel {
       wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
                               pre_inc(ln), {assign(blkv(red)[ln], init(red))}));
     }
-    Stmts one;
-    one.push_back(decl("const", "int64_t", "r", rb + i * kCpuLanes + ln));
-    for (NodeId red : reds)
-      one.push_back(decl("", "auto &", print(blk(red)), blkv(red)[ln]));
-    element_at(one, true);
-    wide.push_back(for_loop(
-        decl("", "int", "i", lit(0)), i < kCpuStride, pre_inc(i),
-        {for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
-                  std::move(one))}));
+    // Every element of the block, lanes side by side, `stage` as element()
+    // takes it; `bind` names each reduction's per-lane state in the body.
+    auto lanes_loop = [&](MomentStage stage,
+                          const std::function<void(Stmts &, NodeId)> &bind) {
+      Stmts one;
+      one.push_back(decl("const", "int64_t", "r", rb + i * kCpuLanes + ln));
+      for (NodeId red : reds)
+        bind(one, red);
+      element_at(one, true, stage);
+      wide.push_back(for_loop(
+          decl("", "int", "i", lit(0)), i < kCpuStride, pre_inc(i),
+          {for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
+                    std::move(one))}));
+    };
+    auto per_lane = [&](const std::string &prefix, NodeId red) {
+      return numbered((prefix + "v").c_str(), red);
+    };
+    auto lanes_init = [&](const std::string &prefix, NodeId red) {
+      const std::string t = elem_type(red);
+      wide.push_back(decl_array(t, print(per_lane(prefix, red)),
+                                std::to_string(kCpuLanes)));
+      if (prefix == "cc") // assigned before it is read
+        return;
+      wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
+                              pre_inc(ln),
+                              {assign(per_lane(prefix, red)[ln], cast(t, lit(0)))}));
+    };
+    bool batch = !writes_full(pass);
+    batch &= llvm::any_of(reds, [&](NodeId red) { return moments(red); });
+    if (!batch) {
+      lanes_loop(MomentStage::Whole, [&](Stmts &one, NodeId red) {
+        one.push_back(decl("", "auto &", print(blk(red)), blkv(red)[ln]));
+      });
+    } else {
+      // A sum_sq_dev reduction (var over everything: welford) takes each
+      // lane's kCpuStride elements as a batch, as the GPU's split pass
+      // does: their sum, their deviations from its mean, one merge.
+      // Welford's update an element (a division, and a chain from one
+      // element to the next) made var of 2^24 f32 2.8x eager's time.
+      static_assert(kCpuStride == 8, "1 / kCpuStride is written out below");
+      const std::string per = "0.125"; // 1 / kCpuStride, exact
+      for (NodeId red : reds)
+        if (moments(red))
+          for (const char *prefix : {"cs", "cq", "cr", "cc"})
+            lanes_init(prefix, red);
+      lanes_loop(MomentStage::Sums, [&](Stmts &one, NodeId red) {
+        one.push_back(decl("", "auto &",
+                           print(moments(red) ? acc(red, "cs") : blk(red)),
+                           moments(red) ? per_lane("cs", red)[ln] : blkv(red)[ln]));
+      });
+      for (NodeId red : reds)
+        if (moments(red))
+          wide.push_back(for_loop(
+              decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
+              {assign(per_lane("cc", red)[ln],
+                      per_lane("cs", red)[ln] * cast(elem_type(red), lit(per)))}));
+      lanes_loop(MomentStage::Devs, [&](Stmts &one, NodeId red) {
+        if (!moments(red))
+          return;
+        one.push_back(decl("const", elem_type(red), print(acc(red, "cc")),
+                           per_lane("cc", red)[ln]));
+        one.push_back(decl("", "auto &", print(acc(red, "cq")), per_lane("cq", red)[ln]));
+        one.push_back(decl("", "auto &", print(acc(red, "cr")), per_lane("cr", red)[ln]));
+      });
+      for (NodeId red : reds) {
+        if (!moments(red))
+          continue;
+        const std::string t = elem_type(red);
+        const Expr inv = cast(t, lit(per)), cr = per_lane("cr", red)[ln];
+        wide.push_back(for_loop(
+            decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
+            {accumulate("sum_sq_dev", blkv(red)[ln], blkv(red)[ln],
+                        typed_braces(acc_type(red),
+                                     {per_lane("cc", red)[ln], cr * inv,
+                                      per_lane("cq", red)[ln] - cr * cr * inv,
+                                      cast(t, lit(kCpuStride))}))}));
+      }
+    }
     Stmts pushed;
     for (NodeId red : reds)
       pushed.push_back(decl("", acc_type(red), print(blk(red)), blkv(red)[ln]));

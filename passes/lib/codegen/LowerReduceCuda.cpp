@@ -908,14 +908,6 @@ struct RedCuda : RedModel {
     return f;
   }
 
-  // Does pass `pass` write a full output?
-  bool writes_full(int pass) const {
-    for (size_t o = 0; o < nout; ++o)
-      if (out_full(o) && out_phase(o) == pass)
-        return true;
-    return false;
-  }
-
   // The combined reductions of pass q, read back from the first partial
   // (split kernels of later passes, the combine kernel).
   void combined(Stmts &b, int q, const StoreFn &store, bool write) const {

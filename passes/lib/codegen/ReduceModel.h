@@ -95,6 +95,13 @@ struct RedModel {
     return rs;
   }
   bool full(NodeId id) const { return k.role[id] == Role::Full; }
+  // Does pass `pass` write a full output?
+  bool writes_full(int pass) const {
+    for (size_t o = 0; o < nout; ++o)
+      if (out_full(o) && out_phase(o) == pass)
+        return true;
+    return false;
+  }
   // A full value the kernel computes, not one it reads (an argument, or a
   // value an earlier kernel wrote).
   bool computed(NodeId id) const {

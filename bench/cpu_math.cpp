@@ -29,6 +29,11 @@ using kiln::Tensor;
 [[kiln::compile]] Tensor pow_xy(const Tensor &x, const Tensor &y) {
   return kiln::pow(kiln::abs(x), y);
 }
+// Not vector math: var over everything (welford's sum_sq_dev), whose CPU
+// pass ran Welford's update per element before 5e70ce0.
+[[kiln::compile]] Tensor var_all(const Tensor &x, const Tensor &) {
+  return kiln::var(x);
+}
 
 int main(int argc, char **argv) {
   struct {
@@ -36,7 +41,8 @@ int main(int argc, char **argv) {
     Tensor (*fn)(const Tensor &, const Tensor &);
   } workloads[] = {{"sin_cos", sin_cos},   {"gelu_tanh", gelu_tanh},
                    {"gelu_erf", gelu_erf}, {"silu_mul", silu_mul},
-                   {"exp_log", exp_log},   {"pow", pow_xy}};
+                   {"exp_log", exp_log},   {"pow", pow_xy},
+                   {"var", var_all}};
   if (argc < 3) {
     std::fprintf(stderr, "usage: cpu_math <workload|all> <compiled|eager> [calls]\n");
     return 2;

@@ -143,7 +143,15 @@ struct RedCpu : RedModel {
     // i of every lane before element i + 1 of any (each lane still adds its
     // elements in order), then pushed in lane order as above.
     Stmts wide;
+    bool batch = !writes_full(pass);
+    batch &= llvm::any_of(reds, [&](NodeId red) { return moments(red); });
+    // Every reduction of the pass a sum_sq_dev: the block is one batch,
+    // pushed once, not a partial per lane.
+    const bool one_batch =
+        batch && llvm::all_of(reds, [&](NodeId red) { return moments(red); });
     for (NodeId red : reds) {
+      if (one_batch)
+        break; // no partial per lane
       wide.push_back(decl_array(acc_type(red), print(blkv(red)),
                                 std::to_string(kCpuLanes)));
       wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
@@ -176,63 +184,106 @@ struct RedCpu : RedModel {
                               pre_inc(ln),
                               {assign(per_lane(prefix, red)[ln], cast(t, lit(0)))}));
     };
-    bool batch = !writes_full(pass);
-    batch &= llvm::any_of(reds, [&](NodeId red) { return moments(red); });
     if (!batch) {
       lanes_loop(MomentStage::Whole, [&](Stmts &one, NodeId red) {
         one.push_back(decl("", "auto &", print(blk(red)), blkv(red)[ln]));
       });
     } else {
-      // A sum_sq_dev reduction (var over everything: welford) takes each
-      // lane's kCpuStride elements as a batch, as the GPU's split pass
-      // does: their sum, their deviations from its mean, one merge.
-      // Welford's update an element (a division, and a chain from one
-      // element to the next) made var of 2^24 f32 2.8x eager's time.
-      static_assert(kCpuStride == 8, "1 / kCpuStride is written out below");
-      const std::string per = "0.125"; // 1 / kCpuStride, exact
+      // A sum_sq_dev reduction (var over everything: welford) takes its
+      // elements a batch at a time, as the GPU's split pass does: their
+      // sum, their deviations from its mean, one merge. Welford's update
+      // an element (a division, and a chain from one element to the next)
+      // made var of 2^24 f32 2.8x eager's time; a batch a lane (8
+      // elements), each merged onto the block counter, left var of 2^22
+      // f32, which the caches hold, 5x eager's. The batch is the block
+      // where every reduction of the pass is one (var alone), else each
+      // lane's kCpuStride elements.
+      static_assert(kCpuStride == 8 && kCpuBlock == 64,
+                    "1 / kCpuStride and 1 / kCpuBlock are written out below");
+      const std::string per = one_batch ? "0.015625" : "0.125";
+      const int64_t count = one_batch ? kCpuBlock : kCpuStride;
       for (NodeId red : reds)
         if (moments(red))
           for (const char *prefix : {"cs", "cq", "cr", "cc"})
-            lanes_init(prefix, red);
+            if (!one_batch || std::string(prefix) != "cc")
+              lanes_init(prefix, red);
       lanes_loop(MomentStage::Sums, [&](Stmts &one, NodeId red) {
         one.push_back(decl("", "auto &",
                            print(moments(red) ? acc(red, "cs") : blk(red)),
                            moments(red) ? per_lane("cs", red)[ln] : blkv(red)[ln]));
       });
-      for (NodeId red : reds)
-        if (moments(red))
-          wide.push_back(for_loop(
-              decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
-              {assign(per_lane("cc", red)[ln],
-                      per_lane("cs", red)[ln] * cast(elem_type(red), lit(per)))}));
-      lanes_loop(MomentStage::Devs, [&](Stmts &one, NodeId red) {
-        if (!moments(red))
-          return;
-        one.push_back(decl("const", elem_type(red), print(acc(red, "cc")),
-                           per_lane("cc", red)[ln]));
-        one.push_back(decl("", "auto &", print(acc(red, "cq")), per_lane("cq", red)[ln]));
-        one.push_back(decl("", "auto &", print(acc(red, "cr")), per_lane("cr", red)[ln]));
-      });
       for (NodeId red : reds) {
         if (!moments(red))
           continue;
         const std::string t = elem_type(red);
-        const Expr inv = cast(t, lit(per)), cr = per_lane("cr", red)[ln];
-        wide.push_back(for_loop(
-            decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
-            {accumulate("sum_sq_dev", blkv(red)[ln], blkv(red)[ln],
-                        typed_braces(acc_type(red),
-                                     {per_lane("cc", red)[ln], cr * inv,
-                                      per_lane("cq", red)[ln] - cr * cr * inv,
-                                      cast(t, lit(kCpuStride))}))}));
+        if (!one_batch) {
+          wide.push_back(for_loop(
+              decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
+              {assign(per_lane("cc", red)[ln],
+                      per_lane("cs", red)[ln] * cast(t, lit(per)))}));
+          continue;
+        }
+        // The block's mean estimate: its lanes' sums, in lane order.
+        const Expr cc = acc(red, "cc");
+        wide.push_back(decl("", t, print(cc), cast(t, lit(0))));
+        wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
+                                pre_inc(ln),
+                                {assign(cc, per_lane("cs", red)[ln], "+=")}));
+        wide.push_back(assign(cc, cast(t, lit(per)), "*="));
+      }
+      lanes_loop(MomentStage::Devs, [&](Stmts &one, NodeId red) {
+        if (!moments(red))
+          return;
+        if (!one_batch)
+          one.push_back(decl("const", elem_type(red), print(acc(red, "cc")),
+                             per_lane("cc", red)[ln]));
+        one.push_back(decl("", "auto &", print(acc(red, "cq")), per_lane("cq", red)[ln]));
+        one.push_back(decl("", "auto &", print(acc(red, "cr")), per_lane("cr", red)[ln]));
+      });
+      Stmts push;
+      for (NodeId red : reds) {
+        if (!moments(red))
+          continue;
+        const std::string t = elem_type(red);
+        const Expr inv = cast(t, lit(per));
+        if (!one_batch) {
+          const Expr cr = per_lane("cr", red)[ln];
+          wide.push_back(for_loop(
+              decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
+              {accumulate("sum_sq_dev", blkv(red)[ln], blkv(red)[ln],
+                          typed_braces(acc_type(red),
+                                       {per_lane("cc", red)[ln], cr * inv,
+                                        per_lane("cq", red)[ln] - cr * cr * inv,
+                                        cast(t, lit(count))}))}));
+          continue;
+        }
+        // The lanes' squares and deviations summed in lane order, the
+        // block's moments pushed as one partial.
+        const Expr bq = acc(red, "bq"), br = acc(red, "br");
+        wide.push_back(decl("", t, print(bq), cast(t, lit(0))));
+        wide.push_back(decl("", t, print(br), cast(t, lit(0))));
+        wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
+                                pre_inc(ln),
+                                {assign(bq, per_lane("cq", red)[ln], "+="),
+                                 assign(br, per_lane("cr", red)[ln], "+=")}));
+        push.push_back(decl("", acc_type(red), print(blk(red)),
+                            typed_braces(acc_type(red),
+                                         {acc(red, "cc"), br * inv,
+                                          bq - br * br * inv, cast(t, lit(count))})));
+      }
+      if (one_batch) {
+        push_lane(push);
+        wide.push_back(block(std::move(push)));
       }
     }
-    Stmts pushed;
-    for (NodeId red : reds)
-      pushed.push_back(decl("", acc_type(red), print(blk(red)), blkv(red)[ln]));
-    push_lane(pushed);
-    wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
-                            pre_inc(ln), std::move(pushed)));
+    if (!one_batch) {
+      Stmts pushed;
+      for (NodeId red : reds)
+        pushed.push_back(decl("", acc_type(red), print(blk(red)), blkv(red)[ln]));
+      push_lane(pushed);
+      wide.push_back(for_loop(decl("", "int", "ln", lit(0)), ln < kCpuLanes,
+                              pre_inc(ln), std::move(pushed)));
+    }
     Stmts blocks;
     blocks.push_back(decl("const", "int64_t", "re",
                           select(rb + kCpuBlock < to, rb + kCpuBlock, to)));

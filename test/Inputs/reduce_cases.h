@@ -27,6 +27,11 @@ using kiln::Tensor;
 [[kiln::compile]] Tensor mean_keep(const Tensor &x) { return kiln::mean(x, 1, true); }
 [[kiln::compile]] Tensor var_drop(const Tensor &x) { return kiln::var(x, -1, false, 1); }
 [[kiln::compile]] Tensor var_all(const Tensor &x) { return kiln::var(x); }
+// var beside another reduction of x in the same pass (the mean's sum): the
+// batched moments share their pass with a plain sum.
+[[kiln::compile]] Tensor var_mean_all(const Tensor &x) {
+  return kiln::var(x) + kiln::mean(x);
+}
 [[kiln::compile]] Tensor lse_0(const Tensor &x) { return kiln::logsumexp(x, 0); }
 [[kiln::compile]] Tensor argmax_last(const Tensor &x) { return kiln::argmax(x, -1); }
 [[kiln::compile]] Tensor amin_all(const Tensor &x) { return kiln::amin(x); }
@@ -130,6 +135,7 @@ inline void run_all(kiln::Device dev) {
       check_ref(n("mean keepdim"), dt, mean_keep, x);
       check_ref(n("var"), dt, var_drop, x);
       check_ref(n("var all"), dt, var_all, x);
+      check_ref(n("var + mean all"), dt, var_mean_all, x);
       check_ref(n("logsumexp dim 0"), dt, lse_0, x);
       check_ref(n("amin all"), dt, amin_all, x);
       check_ref(n("sqrt(sum(x*x)) + 1"), dt, sum_sq_epilogue, x);
@@ -151,6 +157,9 @@ inline void run_all(kiln::Device dev) {
     std::snprintf(name, sizeof name, "var all, offset 1000, %lldx%lld",
                   (long long)s.rows, (long long)s.cols);
     check_ref(name, kiln::f32, var_all, x);
+    std::snprintf(name, sizeof name, "var + mean all, offset 1000, %lldx%lld",
+                  (long long)s.rows, (long long)s.cols);
+    check_ref(name, kiln::f32, var_mean_all, x);
   }
   // Reductions over the middle dim: rows that are neighbours in memory
   // (column mode on a GPU where inner is long enough: not 6 f32, not 12

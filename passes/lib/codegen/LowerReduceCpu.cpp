@@ -198,10 +198,13 @@ struct RedCpu : RedModel {
       // f32, which the caches hold, 5x eager's. The batch is the block
       // where every reduction of the pass is one (var alone), else each
       // lane's kCpuStride elements.
-      static_assert(kCpuStride == 8 && kCpuBlock == 64,
-                    "1 / kCpuStride and 1 / kCpuBlock are written out below");
-      const std::string per = one_batch ? "0.015625" : "0.125";
+      static_assert((kCpuStride & (kCpuStride - 1)) == 0 &&
+                        (kCpuBlock & (kCpuBlock - 1)) == 0,
+                    "1 / count is exact, as a literal, for a power of two");
       const int64_t count = one_batch ? kCpuBlock : kCpuStride;
+      char per_text[32];
+      std::snprintf(per_text, sizeof per_text, "%.17g", 1.0 / double(count));
+      const std::string per = per_text;
       for (NodeId red : reds)
         if (moments(red))
           for (const char *prefix : {"cs", "cq", "cr", "cc"})
@@ -251,10 +254,10 @@ struct RedCpu : RedModel {
           wide.push_back(for_loop(
               decl("", "int", "ln", lit(0)), ln < kCpuLanes, pre_inc(ln),
               {accumulate("sum_sq_dev", blkv(red)[ln], blkv(red)[ln],
-                          typed_braces(acc_type(red),
-                                       {per_lane("cc", red)[ln], cr * inv,
-                                        per_lane("cq", red)[ln] - cr * cr * inv,
-                                        cast(t, lit(count))}))}));
+                          moments_of_batch(acc_type(red), t,
+                                           per_lane("cc", red)[ln], cr,
+                                           per_lane("cq", red)[ln], inv,
+                                           lit(count)))}));
           continue;
         }
         // The lanes' squares and deviations summed in lane order, the
@@ -267,9 +270,8 @@ struct RedCpu : RedModel {
                                 {assign(bq, per_lane("cq", red)[ln], "+="),
                                  assign(br, per_lane("cr", red)[ln], "+=")}));
         push.push_back(decl("", acc_type(red), print(blk(red)),
-                            typed_braces(acc_type(red),
-                                         {acc(red, "cc"), br * inv,
-                                          bq - br * br * inv, cast(t, lit(count))})));
+                            moments_of_batch(acc_type(red), t, acc(red, "cc"),
+                                             br, bq, inv, lit(count))));
       }
       if (one_batch) {
         push_lane(push);

@@ -58,23 +58,6 @@ struct PassStyle {
   const char *index = "int64_t";
 };
 
-// 1 / cn, a batch's element count, in t: by MUFU.RCP in f32 (2^-22), as
-// what it scales is an estimate (a batch's mean, about which the
-// deviations are taken) or small (their sum over cn).
-Expr count_reciprocal(const std::string &t, Expr cn) {
-  return t == "float" ? call("__fdividef", {lit("1.0f"), cast(t, cn)})
-                      : cast(t, lit(1)) / cast(t, cn);
-}
-
-// A batch's moments (kiln::scalar::MomentAcc, `type`) from its cn
-// elements' deviations d from an estimate c of their mean (the corrected
-// two-pass algorithm): shift c, mean sum(d) / cn, m2 sum(d^2) -
-// sum(d)^2 / cn; cr = sum(d), cq = sum(d^2), inv = 1 / cn.
-Expr moments_of_batch(const std::string &type, const std::string &t, Expr c,
-                   Expr cr, Expr cq, Expr inv, Expr cn) {
-  return typed_braces(type, {c, cr * inv, cq - cr * cr * inv, cast(t, cn)});
-}
-
 struct RedCuda : RedModel {
   // ---- CUDA ----
 

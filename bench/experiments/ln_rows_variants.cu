@@ -14,8 +14,43 @@
 //           elements, so each step's counts are known (no division)
 //   leanwb: lean, the weight and bias loaded with x
 #include "kiln_ln.cu"
+#ifdef KILN_RR2
+// kiln::gen::row_reduce with its cross-warp stage's shuffles unconditional
+// (a select instead of `if (m < nw)`, as its warp stage does): with tpr a
+// run-time value the branches made nvcc wrap each shuffle in divergence
+// handling (WARPSYNC, BSSY/BSYNC).
+template <class Op, class A>
+__device__ __forceinline__ A row_reduce2(A v, int tpr, A *smem) {
+  const int width = tpr < 32 ? tpr : 32;
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) {
+    const A other = kiln::gen::shfl_xor(v, m);
+    v = m < width ? Op::combine(v, other) : v;
+  }
+  if (tpr <= 32)
+    return v;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = tpr / 32;
+  __syncthreads();
+  if (lane == 0)
+    smem[warp] = v;
+  __syncthreads();
+  v = smem[lane & (nw - 1)];
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) {
+    const A other = kiln::gen::shfl_xor(v, m);
+    v = m < nw ? Op::combine(v, other) : v;
+  }
+  return v;
+}
+#include "kiln_ln3.cu" // kiln_ln.cu with row_reduce2
+#include "kiln_ln4.cu" // kiln_ln.cu with tpr = 256 a constant
+#endif
 #ifdef KILN_LN2
 #include "kiln_ln2.cu" // the same graph from a second plugin build
+#endif
+#ifdef KILN_NOLOOP
+#include "k1g.cu" // kiln rows4full, the grid-stride row loop taken out
+#include "k2g.cu" // kiln2 rows4full, the same
 #endif
 
 #include <algorithm>
@@ -327,18 +362,21 @@ int main(int argc, char **argv) {
   };
   std::vector<Variant> vs = {
       {"kiln rows4full", [&] { __kiln_ln_k0_f32_rows4full<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
+#ifdef KILN_RR2
+      {"kiln rr2", [&] { __kiln_ln3_k0_f32_rows4full<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
+      {"kiln tpr256", [&] { __kiln_ln4_k0_f32_rows4full<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
+#endif
+#ifdef KILN_NOLOOP
+      {"kiln noloop", [&] { k1g<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
+      {"kiln2 noloop", [&] { k2g<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
+#endif
 #ifdef KILN_LN2
       {"kiln2 rows4full", [&] { __kiln_ln2_k0_f32_rows4full<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
 #endif
       {"two, grid=rows", [&] { ln_variant<0><<<int(rows), TPR>>>(rows, x, w, b, y); }},
       {"twowb, grid=rows", [&] { ln_variant<0, 1><<<int(rows), TPR>>>(rows, x, w, b, y); }},
-      {"tri hold", [&] { ln_tri<0><<<int(rows), 512>>>(rows, x, w, b, y); }},
       {"tri reload", [&] { ln_tri<1><<<int(rows), 512>>>(rows, x, w, b, y); }},
-      {"tri reload 128", [&] { ln_tri<1, 128><<<int(rows), 128>>>(rows, x, w, b, y); }},
       {"tri reload 256", [&] { ln_tri<1, 256><<<int(rows), 256>>>(rows, x, w, b, y); }},
-      {"tri reload 1024", [&] { ln_tri<1, 1024><<<int(rows), 1024>>>(rows, x, w, b, y); }},
-      {"tri hold 256", [&] { ln_tri<0, 256><<<int(rows), 256>>>(rows, x, w, b, y); }},
-      {"two3wb, grid=rows", [&] { ln_variant<1, 1><<<int(rows), TPR>>>(rows, x, w, b, y); }},
   };
 
   // Correctness: every variant against a float64 reference on 64 rows.

@@ -48,6 +48,10 @@ __device__ __forceinline__ A row_reduce2(A v, int tpr, A *smem) {
 #ifdef KILN_LN2
 #include "kiln_ln2.cu" // the same graph from a second plugin build
 #endif
+#ifdef KILN_RE
+#include "kiln_ln5.cu" // the plugin with the re-reading rows kernel (rowsre)
+#include "kiln_ln6.cu" // the same, tpr a constant
+#endif
 #ifdef KILN_NOLOOP
 #include "k1g.cu" // kiln rows4full, the grid-stride row loop taken out
 #include "k2g.cu" // kiln2 rows4full, the same
@@ -349,6 +353,9 @@ int main(int argc, char **argv) {
   kiln::RowSpace sp;
   sp.outer = rows; sp.R = C; sp.inner = 1; sp.rows = rows;
   sp.tpr = TPR; sp.vpt = SL; sp.vec = 1; sp.rpg = 1;
+  kiln::RowSpace sp2 = sp; // 512 threads of 2 slots
+  sp2.tpr = 512;
+  sp2.vpt = 2;
   kiln::RowStrides<4> st{};
   st.s[0][0] = C; st.s[1][0] = C; // out, x
   st.s[0][1] = st.s[1][1] = st.s[2][1] = st.s[3][1] = 1;
@@ -362,16 +369,17 @@ int main(int argc, char **argv) {
   };
   std::vector<Variant> vs = {
       {"kiln rows4full", [&] { __kiln_ln_k0_f32_rows4full<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
+#ifdef KILN_RE
+      {"kiln rowsre4", [&] { __kiln_ln5_k0_f32_rowsre4<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
+      {"kiln rowsre2 512", [&] { __kiln_ln5_k0_f32_rowsre2<<<int(rows), 512>>>(sp2, st, x, w, b, y); }},
+      {"kiln rowsre4 tpr256", [&] { __kiln_ln6_k0_f32_rowsre4<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
+      {"kiln rowsre2 tpr512", [&] { __kiln_ln6_k0_f32_rowsre2<<<int(rows), 512>>>(sp2, st, x, w, b, y); }},
+#endif
 #ifdef KILN_RR2
-      {"kiln rr2", [&] { __kiln_ln3_k0_f32_rows4full<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
-      {"kiln tpr256", [&] { __kiln_ln4_k0_f32_rows4full<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
 #endif
 #ifdef KILN_NOLOOP
-      {"kiln noloop", [&] { k1g<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
-      {"kiln2 noloop", [&] { k2g<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
 #endif
 #ifdef KILN_LN2
-      {"kiln2 rows4full", [&] { __kiln_ln2_k0_f32_rows4full<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
 #endif
       {"two, grid=rows", [&] { ln_variant<0><<<int(rows), TPR>>>(rows, x, w, b, y); }},
       {"twowb, grid=rows", [&] { ln_variant<0, 1><<<int(rows), TPR>>>(rows, x, w, b, y); }},

@@ -51,6 +51,7 @@ __device__ __forceinline__ A row_reduce2(A v, int tpr, A *smem) {
 #ifdef KILN_RE
 #include "kiln_ln5.cu" // the plugin with the re-reading rows kernel (rowsre)
 #include "kiln_ln6.cu" // the same, tpr a constant
+#include "kiln_ln7.cu" // the committed plugin: rowsre512
 #endif
 #ifdef KILN_NOLOOP
 #include "k1g.cu" // kiln rows4full, the grid-stride row loop taken out
@@ -372,6 +373,7 @@ int main(int argc, char **argv) {
 #ifdef KILN_RE
       {"kiln rowsre4", [&] { __kiln_ln5_k0_f32_rowsre4<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
       {"kiln rowsre2 512", [&] { __kiln_ln5_k0_f32_rowsre2<<<int(rows), 512>>>(sp2, st, x, w, b, y); }},
+      {"kiln rowsre512", [&] { __kiln_ln7_k0_f32_rowsre512<<<int(rows), 512>>>(sp2, st, x, w, b, y); }},
       {"kiln rowsre4 tpr256", [&] { __kiln_ln6_k0_f32_rowsre4<<<int(rows), TPR>>>(sp, st, x, w, b, y); }},
       {"kiln rowsre2 tpr512", [&] { __kiln_ln6_k0_f32_rowsre2<<<int(rows), 512>>>(sp2, st, x, w, b, y); }},
 #endif

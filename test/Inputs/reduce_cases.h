@@ -97,9 +97,12 @@ inline void run_all(kiln::Device dev) {
   // per row (197), groups of 16 threads holding several rows (33), a block
   // per row (4095), the loop kernel (20001), split rows (3 x 20001: the
   // writing pass a block per tile, element by element), rows of 768 a warp
-  // each (f32: 6 of 8 slots, the FULL twin of 6).
+  // each (f32: 6 of 8 slots, the FULL twin of 6). f32 layer norm over rows
+  // of 4096, few (3) or many (300), runs the kernel re-reading the row
+  // (512 threads a row; codegen/rows-reread.kir).
   const Shape shapes[] = {{1, 1},      {7, 1},      {5, 33},      {64, 1024},
                           {3, 4096},   {2, 20000},  {1, 70000},   {300, 129},
+                          {300, 4096},
                           {300, 8192}, {300, 20000}, {1000, 8},   {777, 16},
                           {2049, 24},  {999, 64},   {4001, 128},  {2049, 197},
                           {4001, 33},  {300, 4095}, {300, 20001}, {3, 20001},

@@ -138,6 +138,12 @@ int rows_slots_vector(const ir::Graph &g, const sched::Kernel &k);
 // Slot counts between the powers of two whose rows the 16-byte rows
 // kernel has a FULL instance for (f32: 6, rows of 768 a warp).
 std::vector<int> rows_full_between(const ir::Graph &g, const sched::Kernel &k);
+// Whether the reduction kernel has the rows kernel that re-reads the row
+// (`rowsre<kRereadThreads>`: f32 layer norm's shape over rows of
+// kRereadThreads * 8 elements, a block of kRereadThreads a row;
+// LowerReduceCuda.cpp, cuda_rows_reread).
+inline constexpr int kRereadThreads = 512;
+bool rows_reread(const ir::Graph &g, const sched::Kernel &k);
 // Whether the reduced dims may be followed by others (rows that are
 // neighbours in memory: the GPU's column mode): not for a reduction of
 // every dim, over dims ending at -1, or ending at the last dim of a

@@ -1064,6 +1064,7 @@ struct Host {
       gpu.push_back(decl("", "unsigned", "grid"));
       gpu.push_back(decl("", "unsigned", "block"));
       const int slots = register_slots(g, k), vslots = rows_slots_vector(g, k);
+      const bool reread = rows_reread(g, k);
       // Rows that are neighbours in memory: column mode (plan_cuda says
       // whether there are enough of them), where the reduced dims may be
       // followed by others.
@@ -1110,14 +1111,31 @@ struct Host {
         sargs.push_back(e);
       }
       sargs.push_back(addr(nm("partials")));
-      Stmts rows_case = {
-          args_array(rargs),
-          decl("", "kiln::rt::KernelRef &", "k",
-               select(mode == nm("kiln::gen::RedMode::loop"),
-                      select(sp.field("vec"), kernel_ref(kname(ki, "loop")),
-                             kernel_ref(kname(ki, "loopany"))),
-                      rows)),
-          gpu_launch(nm("k"), nm("grid"), nm("block")), brk()};
+      Expr rows_kernel = select(mode == nm("kiln::gen::RedMode::loop"),
+                                select(sp.field("vec"), kernel_ref(kname(ki, "loop")),
+                                       kernel_ref(kname(ki, "loopany"))),
+                                rows);
+      Stmts rows_case = {args_array(rargs)};
+      if (reread) {
+        // f32 layer norm over rows of kRereadThreads * 8: the kernel
+        // re-reading the row, a block of kRereadThreads a row
+        // (cuda_rows_reread).
+        const int64_t tpr = kRereadThreads;
+        rows_case.push_back(decl(
+            "const", "bool", "rowsre",
+            mode == nm("kiln::gen::RedMode::rows") && sp.field("vec") &&
+                sp.field("R") == lit(tpr * 8) &&
+                sp.field("rows") <= lit(int64_t(INT32_MAX))));
+        rows_case.push_back(if_then(
+            nm("rowsre"), {assign(nm("grid"), cast("unsigned", sp.field("rows"))),
+                           assign(nm("block"), lit(tpr))}));
+        rows_kernel = select(nm("rowsre"),
+                             kernel_ref(kname(ki, "rowsre") + std::to_string(tpr)),
+                             rows_kernel);
+      }
+      rows_case.push_back(decl("", "kiln::rt::KernelRef &", "k", rows_kernel));
+      rows_case.push_back(gpu_launch(nm("k"), nm("grid"), nm("block")));
+      rows_case.push_back(brk());
       // Column mode: the registers kernel of the fewest slots holding the
       // rows, or the one re-reading them.
       Stmts cols_case = {

@@ -582,6 +582,158 @@ struct RedCuda : RedModel {
     return "kiln::scalar::MomentAcc<" + elem_type(mo.squares) + ">";
   }
 
+  // Layer norm's shape for the rows kernel that re-reads the row: passes
+  // 0 and 1 a Moments pair, pass 2 the last, writing full outputs, no
+  // value kept from one pass for another; f32 rows (16-byte slots of 4).
+  std::optional<Moments> reread_moments() const {
+    if (k.passes != 3 || !writes_full(2) || vector_width(g, k) != 4)
+      return std::nullopt;
+    for (NodeId id : k.nodes)
+      if (kept(id))
+        return std::nullopt;
+    return moments_at(0);
+  }
+
+  // f32 rows of layer norm's shape and kRereadThreads * 8 columns (4096),
+  // a block a row, read as Triton's kernel reads them: x into registers
+  // (two 16-byte slots a thread; L2 asked to keep it), each thread's
+  // moments about its own mean in registers, one merge of the threads'
+  // (mean, m2) (kiln::gen::row_moments_equal: every thread holds as many
+  // elements, so no division), then the writing pass reads x again from
+  // L2 (evicted first) and streams its stores. The registers kernel holds
+  // x (4 slots of 256 threads) through two block reductions and the
+  // writing pass. On an H200, 16384x4096 f32 (kernel time;
+  // bench/results/2026-12-01-h200-ln-rows.md, calls 11-12): the registers
+  // kernel 0.1311-0.1312 ms, this form 0.1293 (Triton's form written by
+  // hand 0.1283, torch.compile 0.1302); 8192x4096 level (0.0670). The
+  // thread count is a compile-time constant: with it a run-time value the
+  // same kernel took 0.1336-0.1348, and with 256 threads of 4 slots 0.1311.
+  Function cuda_rows_reread(const Moments &mo) const {
+    Function f;
+    f.flavour = "rowsre";
+    f.name = name(f.flavour);
+    f.header = header("a row of TPR * 8 per block, moments merged once, the "
+                      "row read again by the writing pass");
+    f.params = params(false);
+    f.tparam = "TPR";
+    f.instances = {{kRereadThreads, std::to_string(kRereadThreads)}};
+    Stmts &b = f.body;
+    kernel_prelude(b);
+    b.push_back(decl("constexpr", "int", "SLOTS", lit(2)));
+    b.push_back(decl("constexpr", "int", "tpr", v("TPR"),
+                     "the row's threads: the block"));
+    b.push_back(decl("constexpr", "int", "R", v("SLOTS") * V * v("tpr")));
+    b.push_back(decl("const", "int", "lane", cast("int", v("threadIdx.x"))));
+    b.push_back(decl("const", "int64_t", "row", cast("int64_t", v("blockIdx.x"))));
+    b.push_back(decl("const", "uint64_t", "keep",
+                     call("kiln::gen::l2_evict_last", {}),
+                     "the row stays in L2 for the writing pass"));
+    const Expr kk = v("k"), slots = v("SLOTS");
+    auto slot_loop = [&](Stmts body) {
+      Stmts inner;
+      inner.push_back(decl("const", "int", "e", (lane + kk * tpr) * V));
+      for (Stmt &st : body)
+        inner.push_back(std::move(st));
+      return for_loop(decl("", "int", "k", lit(0)), kk < slots, pre_inc(kk),
+                      std::move(inner), LoopHint::Unroll);
+    };
+    auto element_loop = [&](Stmts each) {
+      return for_loop(decl("", "int", "j", lit(0)), j < V, pre_inc(j),
+                      std::move(each), LoopHint::Unroll);
+    };
+    // The inputs the moments read, into registers.
+    std::vector<size_t> held_ops;
+    for (size_t x = 0; x < nin; ++x)
+      if (cached_input(x))
+        held_ops.push_back(in_op(x));
+    Stmts loads;
+    bases_decl(loads, held_ops);
+    for (auto [x, in] : llvm::enumerate(k.inputs)) {
+      if (!cached_input(x))
+        continue;
+      b.push_back(decl_array(held_type(in), "c" + std::to_string(x), "SLOTS",
+                             g.node(in).name.empty() ? "input" : g.node(in).name));
+      loads.push_back(slot_loop({assign(numbered("c", x)[kk],
+                                        call("kiln::gen::vec_load_keep<V>",
+                                             {numbered("in", x) + base(in_op(x)) + e,
+                                              v("keep")}))}));
+    }
+    b.push_back(block(std::move(loads)));
+    prologue(b);
+    const auto held = [&](size_t x) { return numbered("c", x)[kk].field("v")[j]; };
+    const auto nowhere = [&](size_t) -> Expr { return Expr(); };
+    const std::string t = value_type(g.node(mo.mean));
+    const Expr mean = v("mean"), m2 = v("m2");
+    b.push_back(comment("passes 0 and 1: the threads' moments, merged once"));
+    b.push_back(decl("", t, "mean"));
+    b.push_back(decl("", t, "m2"));
+    {
+      // The thread's elements' sum, an estimate c of their mean, their
+      // deviations d from it: mean = c + sum(d) / n, m2 = sum(d^2) -
+      // sum(d)^2 / n (the corrected two-pass algorithm, in registers).
+      Stmts thread;
+      declare_accumulators(thread, 0, "cs");
+      Stmts each;
+      element(each, 0, held, nowhere, e + j, "cs", true);
+      thread.push_back(slot_loop({element_loop(std::move(each))}));
+      thread.push_back(decl("const", t, "inv",
+                            cast(t, lit(1)) / cast(t, slots * V),
+                            "1 / the thread's elements"));
+      thread.push_back(decl("const", t, print(value_var(mo.mean)),
+                            acc(mo.sum, "cs") * v("inv"),
+                            "about the mean of the thread's elements"));
+      declare_accumulators(thread, 1, "cq");
+      thread.push_back(decl("", t, "cr", cast(t, lit(0)), "the deviations' sum"));
+      Stmts devs;
+      element(devs, 1, held, nowhere, e + j, "cq", true);
+      devs.push_back(assign(v("cr"), value_var(mo.dev), "+="));
+      thread.push_back(slot_loop({element_loop(std::move(devs))}));
+      thread.push_back(assign(mean, value_var(mo.mean) + v("cr") * v("inv")));
+      thread.push_back(assign(m2, acc(mo.squares, "cq") - v("cr") * v("cr") * v("inv")));
+      b.push_back(block(std::move(thread)));
+    }
+    b.push_back(eval(call("kiln::gen::row_moments_equal",
+                          {mean, m2, cast(t, slots * V), tpr,
+                           call("reinterpret_cast<" + t + " *>", {smem})})));
+    declare_accumulators(b, 0);
+    declare_accumulators(b, 1);
+    b.push_back(assign(acc(mo.sum), mean * cast(t, R)));
+    b.push_back(assign(acc(mo.squares), m2));
+    // Every operand's base (the reduced outputs', the writing pass's).
+    std::vector<size_t> all;
+    for (size_t op = 0; op < nout + nin; ++op)
+      all.push_back(op);
+    bases_decl(b, all);
+    epilogue(b, 0, reduced_store(lane == lit(0)));
+    epilogue(b, 1, reduced_store(lane == lit(0)));
+    b.push_back(comment("pass 2, reading the row again"));
+    Stmts writing;
+    Stmts slot;
+    for (size_t out = 0; out < nout; ++out)
+      if (out_full(out) && out_phase(out) == 2)
+        slot.push_back(decl("", vec_type(k.outputs[out]), "y" + std::to_string(out)));
+    for (auto [x, in] : llvm::enumerate(k.inputs))
+      if (needed(in, 2))
+        slot.push_back(decl("const", vec_type(in), "x" + std::to_string(x),
+                            call(cached_input(x) ? "kiln::gen::vec_load_last<V>"
+                                                 : "kiln::gen::vec_load<V>",
+                                 {numbered("in", x) + base(in_op(x)) + e})));
+    Stmts each;
+    element(
+        each, 2, [&](size_t x) { return numbered("x", x).field("v")[j]; },
+        [&](size_t out) { return numbered("y", out).field("v")[j]; }, e + j,
+        "acc", true);
+    slot.push_back(element_loop(std::move(each)));
+    for (size_t out = 0; out < nout; ++out)
+      if (out_full(out) && out_phase(out) == 2)
+        slot.push_back(eval(call("kiln::gen::vec_store_stream",
+                                 {numbered("out", out) + base(out) + e,
+                                  numbered("y", out)})));
+    writing.push_back(slot_loop(std::move(slot)));
+    b.push_back(block(std::move(writing)));
+    return f;
+  }
+
   // Pass `pass` over tiles t0 .. t1-1 of the row (a tile: tpr slots, a
   // slot per thread; the caller declares tile, tiles, t0 and t1). Passes
   // alternate direction, so that a pass starts on the end of the row the
@@ -1149,6 +1301,8 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
     recomputing.push_back({wide, "512", /*plain=*/true, /*full=*/false});
     kl.functions.push_back(recompute.cuda_rows_registers(Access::Vector, recomputing));
   }
+  if (const std::optional<RedCuda::Moments> mo = red.reread_moments())
+    kl.functions.push_back(red.cuda_rows_reread(*mo));
   kl.functions.push_back(red.cuda_rows_registers(Access::Scalar));
   if (may_reduce_columns(g, k))
     kl.functions.push_back(red.cuda_rows_registers(Access::Column));
@@ -1160,6 +1314,11 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   if (may_reduce_columns(g, k))
     red.split_passes(kl.functions, kl.scratch, true);
   return kl;
+}
+
+bool rows_reread(const ir::Graph &g, const sched::Kernel &k) {
+  const std::string none;
+  return RedCuda{{g, k, 0, none, none}}.reread_moments().has_value();
 }
 
 } // namespace kiln::codegen

@@ -222,6 +222,53 @@ __device__ __forceinline__ A row_reduce(A v, int tpr, A *smem) {
   return v;
 }
 
+// A row's mean and m2 (the sum of squared deviations from the mean) from
+// its tpr threads' (a power of two, the whole block when more than a
+// warp, as row_reduce), each thread's over the same n elements: Chan's
+// merge of two halves of equal counts, the mean their average and m2 +=
+// d^2 n / 2, no division. Both partners of a step compute the same sums,
+// so every thread ends with the row's values (deterministic). smem holds
+// two values per warp. The rows kernel that re-reads the row
+// (LowerReduceCuda.cpp, cuda_rows_reread) merges its threads' moments
+// with it; kiln::scalar::MomentAcc's merge (a division and four shuffles
+// a step) ran 2.9x the instructions (bench/results/2026-12-01-h200-ln-rows.md).
+template <class A>
+__device__ __forceinline__ void row_moments_equal(A &mean, A &m2, A n, int tpr,
+                                                  A *smem) {
+  const int width = tpr < 32 ? tpr : 32;
+#pragma unroll
+  for (int m = 1; m < 32; m *= 2) {
+    const A om = shfl_xor(mean, m), oq = shfl_xor(m2, m);
+    const A d = om - mean;
+    if (m < width) {
+      m2 = m2 + oq + d * d * (A(0.5) * n);
+      mean = A(0.5) * (mean + om);
+      n = n + n;
+    }
+  }
+  if (tpr <= 32)
+    return;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = tpr / 32;
+  __syncthreads(); // smem may still be read by a previous reduction
+  if (lane == 0) {
+    smem[warp] = mean;
+    smem[16 + warp] = m2;
+  }
+  __syncthreads();
+  mean = smem[lane & (nw - 1)];
+  m2 = smem[16 + (lane & (nw - 1))];
+#pragma unroll
+  for (int m = 1; m < 16; m *= 2) {
+    const A om = shfl_xor(mean, m), oq = shfl_xor(m2, m);
+    const A d = om - mean;
+    if (m < nw) {
+      m2 = m2 + oq + d * d * (A(0.5) * n);
+      mean = A(0.5) * (mean + om);
+      n = n + n;
+    }
+  }
+}
+
 // Reduces v over the tpr threads of a column-mode row (RedMode::cols): a
 // block of cx * tpr threads (both powers of two, cx <= 32), thread t of row
 // t % cx, so that a warp's loads of one position along R read cx

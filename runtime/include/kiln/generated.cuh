@@ -222,6 +222,19 @@ __device__ __forceinline__ A row_reduce(A v, int tpr, A *smem) {
   return v;
 }
 
+// One step of row_moments_equal: the moments of this thread's half and of
+// lane ^ m's, merged where `active`.
+template <class A>
+__device__ __forceinline__ void merge_equal_halves(A &mean, A &m2, A &n, int m,
+                                                   bool active) {
+  const A om = shfl_xor(mean, m), oq = shfl_xor(m2, m);
+  const A d = om - mean;
+  if (active) {
+    m2 = m2 + oq + d * d * (A(0.5) * n);
+    mean = A(0.5) * (mean + om);
+    n = n + n;
+  }
+}
 // A row's mean and m2 (the sum of squared deviations from the mean) from
 // its tpr threads' (a power of two, the whole block when more than a
 // warp, as row_reduce), each thread's over the same n elements: Chan's
@@ -237,15 +250,8 @@ __device__ __forceinline__ void row_moments_equal(A &mean, A &m2, A n, int tpr,
                                                   A *smem) {
   const int width = tpr < 32 ? tpr : 32;
 #pragma unroll
-  for (int m = 1; m < 32; m *= 2) {
-    const A om = shfl_xor(mean, m), oq = shfl_xor(m2, m);
-    const A d = om - mean;
-    if (m < width) {
-      m2 = m2 + oq + d * d * (A(0.5) * n);
-      mean = A(0.5) * (mean + om);
-      n = n + n;
-    }
-  }
+  for (int m = 1; m < 32; m *= 2)
+    merge_equal_halves(mean, m2, n, m, m < width);
   if (tpr <= 32)
     return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = tpr / 32;
@@ -258,15 +264,8 @@ __device__ __forceinline__ void row_moments_equal(A &mean, A &m2, A n, int tpr,
   mean = smem[lane & (nw - 1)];
   m2 = smem[16 + (lane & (nw - 1))];
 #pragma unroll
-  for (int m = 1; m < 16; m *= 2) {
-    const A om = shfl_xor(mean, m), oq = shfl_xor(m2, m);
-    const A d = om - mean;
-    if (m < nw) {
-      m2 = m2 + oq + d * d * (A(0.5) * n);
-      mean = A(0.5) * (mean + om);
-      n = n + n;
-    }
-  }
+  for (int m = 1; m < 16; m *= 2)
+    merge_equal_halves(mean, m2, n, m, m < nw);
 }
 
 // Reduces v over the tpr threads of a column-mode row (RedMode::cols): a

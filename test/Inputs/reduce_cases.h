@@ -18,6 +18,12 @@ using kiln::Tensor;
 [[kiln::compile]] Tensor layer_norm3(const Tensor &x, const Tensor &w, const Tensor &b) {
   return kiln::layer_norm(x, w, b, 1e-5);
 }
+// Two rows held for the moments (x and r), r read again by the writing
+// pass as well: the re-reading layer-norm kernel's other inputs.
+[[kiln::compile]] Tensor add_layer_norm(const Tensor &x, const Tensor &r, const Tensor &w,
+                                        const Tensor &b) {
+  return kiln::layer_norm(x + r, w, b, 1e-5) * r;
+}
 [[kiln::compile]] Tensor rms_norm2(const Tensor &x, const Tensor &w, double eps) {
   return kiln::rms_norm(x, w, eps);
 }
@@ -121,6 +127,9 @@ inline void run_all(kiln::Device dev) {
       check_ref(n("softmax by hand"), dt, softmax_by_hand, x);
       check_ref(n("log_softmax dim 0"), dt, log_softmax_0, x);
       check_ref(n("layer_norm"), dt, layer_norm3, x, w, b);
+      if (s.cols == 4096 || s.cols == 768 || s.cols == 33)
+        check_ref(n("layer_norm(x + r) * r"), dt, add_layer_norm, x,
+                  input({s.rows, s.cols}, dt, dev), w, b);
       check_ref(n("rms_norm"), dt, [](const Tensor &a, const Tensor &c) {
         return rms_norm2(a, c, 1e-6);
       }, x, w);

@@ -140,9 +140,9 @@ int rows_slots_vector(const ir::Graph &g, const sched::Kernel &k);
 std::vector<int> rows_full_between(const ir::Graph &g, const sched::Kernel &k);
 // Whether the reduction kernel has the rows kernel that re-reads the row
 // (`rowsre<kRereadThreads>`: f32 layer norm's shape over rows of
-// kRereadThreads * 8 elements, a block of kRereadThreads a row;
-// LowerReduceCuda.cpp, cuda_rows_reread).
-inline constexpr int kRereadThreads = 512;
+// kRereadThreads * kRereadSlots 16-byte slots (4096 elements), a block of
+// kRereadThreads a row; LowerReduceCuda.cpp, cuda_rows_reread).
+inline constexpr int kRereadThreads = 512, kRereadSlots = 2;
 bool rows_reread(const ir::Graph &g, const sched::Kernel &k);
 // Whether the reduced dims may be followed by others (rows that are
 // neighbours in memory: the GPU's column mode): not for a reduction of

@@ -1117,14 +1117,14 @@ struct Host {
                                 rows);
       Stmts rows_case = {args_array(rargs)};
       if (reread) {
-        // f32 layer norm over rows of kRereadThreads * 8: the kernel
-        // re-reading the row, a block of kRereadThreads a row
-        // (cuda_rows_reread).
+        // f32 layer norm over rows of kRereadThreads * kRereadSlots
+        // slots: the kernel re-reading the row, a block of kRereadThreads
+        // a row (cuda_rows_reread).
         const int64_t tpr = kRereadThreads;
         rows_case.push_back(decl(
             "const", "bool", "rowsre",
             mode == nm("kiln::gen::RedMode::rows") && sp.field("vec") &&
-                sp.field("R") == lit(tpr * 8) &&
+                sp.field("R") == lit(tpr * kRereadSlots * vec) &&
                 sp.field("rows") <= lit(int64_t(INT32_MAX))));
         rows_case.push_back(if_then(
             nm("rowsre"), {assign(nm("grid"), cast("unsigned", sp.field("rows"))),

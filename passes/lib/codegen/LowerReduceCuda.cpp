@@ -619,7 +619,7 @@ struct RedCuda : RedModel {
     f.instances = {{kRereadThreads, std::to_string(kRereadThreads)}};
     Stmts &b = f.body;
     kernel_prelude(b);
-    b.push_back(decl("constexpr", "int", "SLOTS", lit(2)));
+    b.push_back(decl("constexpr", "int", "SLOTS", lit(kRereadSlots)));
     b.push_back(decl("constexpr", "int", "tpr", v("TPR"),
                      "the row's threads: the block"));
     b.push_back(decl("constexpr", "int", "R", v("SLOTS") * V * v("tpr")));
@@ -688,8 +688,13 @@ struct RedCuda : RedModel {
       element(devs, 1, held, nowhere, e + j, "cq", true);
       devs.push_back(assign(v("cr"), value_var(mo.dev), "+="));
       thread.push_back(slot_loop({element_loop(std::move(devs))}));
-      thread.push_back(assign(mean, value_var(mo.mean) + v("cr") * v("inv")));
-      thread.push_back(assign(m2, acc(mo.squares, "cq") - v("cr") * v("cr") * v("inv")));
+      const Expr tm = v("tm");
+      thread.push_back(decl("const", moments_type(mo), print(tm),
+                            moments_of_batch(moments_type(mo), t, value_var(mo.mean),
+                                             v("cr"), acc(mo.squares, "cq"), v("inv"),
+                                             slots * V)));
+      thread.push_back(assign(mean, tm.field("shift") + tm.field("mean")));
+      thread.push_back(assign(m2, tm.field("m2")));
       b.push_back(block(std::move(thread)));
     }
     b.push_back(eval(call("kiln::gen::row_moments_equal",

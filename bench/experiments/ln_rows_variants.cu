@@ -13,6 +13,7 @@
 //   lean:   one block reduction of (mean, m2): every thread holds as many
 //           elements, so each step's counts are known (no division)
 //   leanwb: lean, the weight and bias loaded with x
+#include "kernel_time.cuh"
 #include "kiln_ln.cu"
 #ifdef KILN_RR2
 // kiln::gen::row_reduce with its cross-warp stage's shuffles unconditional
@@ -317,19 +318,6 @@ ln_tri(int64_t rows, const float *__restrict__ x, const float *__restrict__ w,
   }
 }
 
-#define CK(e)                                                                  \
-  do {                                                                         \
-    cudaError_t err_ = (e);                                                    \
-    if (err_ != cudaSuccess) {                                                 \
-      std::fprintf(stderr, "%s: %s\n", #e, cudaGetErrorString(err_));          \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
-
-float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -415,24 +403,10 @@ int main(int argc, char **argv) {
                 worst < 1e-4 ? "ok" : "FAIL");
   }
 
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   std::vector<std::vector<float>> med(vs.size());
   for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < vs.size(); ++i) {
-      for (int wu = 0; wu < 5; ++wu) vs[i].launch();
-      std::vector<float> t;
-      for (int rep = 0; rep < 30; ++rep) {
-        CK(cudaEventRecord(e0));
-        for (int c = 0; c < 20; ++c) vs[i].launch();
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        t.push_back(ms / 20);
-      }
-      med[i].push_back(median(t));
+      med[i].push_back(kernel_time_ms(vs[i].launch));
     }
   const double floor_ms = 2.0 * n * 4 / 4.21e12 * 1e3;
   std::printf("\nlayer norm %lldx%d f32, kernel time ms (20 back-to-back / 20, median of 30), floor %.4f\n",

@@ -7,6 +7,7 @@
 //   nvcc -O3 -std=c++20 -arch=sm_90 -I runtime/include -I <dir> warp_rows_tpr.cu
 #include <kiln/generated.cuh>
 
+#include "kernel_time.cuh"
 #include "ln768.cu"
 #include "ln768c.cu"
 #include "sm.cu"
@@ -21,18 +22,15 @@
 #include <string>
 #include <vector>
 
-#define CK(e)                                                                  \
-  do {                                                                         \
-    cudaError_t err_ = (e);                                                    \
-    if (err_ != cudaSuccess) {                                                 \
-      std::fprintf(stderr, "%s: %s\n", #e, cudaGetErrorString(err_));          \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
-
-static float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+// Strides of a plain [rows, R] operand set: the output and x walk rows of
+// R, every operand (a weight, a bias: stride 0 along the rows) is
+// contiguous along R.
+template <int N> static kiln::RowStrides<N> plain_rows(int64_t R) {
+  kiln::RowStrides<N> st{};
+  st.s[0][0] = st.s[1][0] = R;
+  for (int o = 0; o < N; ++o)
+    st.s[o][1] = 1;
+  return st;
 }
 
 struct Case {
@@ -62,40 +60,33 @@ int main() {
   std::vector<Case> cases = {
       {"softmax 32768x1024", 32768, 1024,
        [&](const kiln::RowSpace &sp, float *x, float *, float *, float *y) {
-         kiln::RowStrides<2> st{}; st.s[0][0] = st.s[1][0] = sp.R; st.s[0][1] = st.s[1][1] = 1;
+         const auto st = plain_rows<2>(sp.R);
          __kiln_sm_k0_f32_rows8full<<<grid(sp), 256>>>(sp, st, x, y); },
        [&](const kiln::RowSpace &sp, float *x, float *, float *, float *y) {
-         kiln::RowStrides<2> st{}; st.s[0][0] = st.s[1][0] = sp.R; st.s[0][1] = st.s[1][1] = 1;
+         const auto st = plain_rows<2>(sp.R);
          __kiln_smc_k0_f32_rows8full<<<grid(sp), 256>>>(sp, st, x, y); }},
       {"softmax 43690x768", 43690, 768,
        [&](const kiln::RowSpace &sp, float *x, float *, float *, float *y) {
-         kiln::RowStrides<2> st{}; st.s[0][0] = st.s[1][0] = sp.R; st.s[0][1] = st.s[1][1] = 1;
+         const auto st = plain_rows<2>(sp.R);
          __kiln_sm_k0_f32_rows6full<<<grid(sp), 256>>>(sp, st, x, y); },
        [&](const kiln::RowSpace &sp, float *x, float *, float *, float *y) {
-         kiln::RowStrides<2> st{}; st.s[0][0] = st.s[1][0] = sp.R; st.s[0][1] = st.s[1][1] = 1;
+         const auto st = plain_rows<2>(sp.R);
          __kiln_smc_k0_f32_rows6full<<<grid(sp), 256>>>(sp, st, x, y); }},
       {"layer norm 43690x768", 43690, 768,
        [&](const kiln::RowSpace &sp, float *x, float *w, float *b, float *y) {
-         kiln::RowStrides<4> st{}; st.s[0][0] = st.s[1][0] = sp.R;
-         for (int o = 0; o < 4; ++o) st.s[o][1] = 1;
+         const auto st = plain_rows<4>(sp.R);
          __kiln_ln_k0_f32_rows6full<<<grid(sp), 256>>>(sp, st, x, w, b, y); },
        [&](const kiln::RowSpace &sp, float *x, float *w, float *b, float *y) {
-         kiln::RowStrides<4> st{}; st.s[0][0] = st.s[1][0] = sp.R;
-         for (int o = 0; o < 4; ++o) st.s[o][1] = 1;
+         const auto st = plain_rows<4>(sp.R);
          __kiln_lnc_k0_f32_rows6full<<<grid(sp), 256>>>(sp, st, x, w, b, y); }},
       {"layer norm 32768x1024", 32768, 1024,
        [&](const kiln::RowSpace &sp, float *x, float *w, float *b, float *y) {
-         kiln::RowStrides<4> st{}; st.s[0][0] = st.s[1][0] = sp.R;
-         for (int o = 0; o < 4; ++o) st.s[o][1] = 1;
+         const auto st = plain_rows<4>(sp.R);
          __kiln_ln_k0_f32_rows8full<<<grid(sp), 256>>>(sp, st, x, w, b, y); },
        [&](const kiln::RowSpace &sp, float *x, float *w, float *b, float *y) {
-         kiln::RowStrides<4> st{}; st.s[0][0] = st.s[1][0] = sp.R;
-         for (int o = 0; o < 4; ++o) st.s[o][1] = 1;
+         const auto st = plain_rows<4>(sp.R);
          __kiln_lnc_k0_f32_rows8full<<<grid(sp), 256>>>(sp, st, x, w, b, y); }},
   };
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   std::printf("%-24s %10s %10s  (kernel time ms, 20 back-to-back / 20, median of 30; 3 rounds each)\n",
               "workload", "shipped", "tpr 32");
   for (Case &c : cases) {
@@ -117,18 +108,7 @@ int main() {
     for (int round = 0; round < 3; ++round)
       for (int which = 0; which < 2; ++which) {
         auto &f = which ? c.b : c.a;
-        for (int i = 0; i < 5; ++i) f(sp, x, w, bb, y);
-        std::vector<float> t;
-        for (int rep = 0; rep < 30; ++rep) {
-          CK(cudaEventRecord(e0));
-          for (int i = 0; i < 20; ++i) f(sp, x, w, bb, y);
-          CK(cudaEventRecord(e1));
-          CK(cudaEventSynchronize(e1));
-          float ms;
-          CK(cudaEventElapsedTime(&ms, e0, e1));
-          t.push_back(ms / 20);
-        }
-        (which ? mb : ma).push_back(median(t));
+        (which ? mb : ma).push_back(kernel_time_ms([&] { f(sp, x, w, bb, y); }));
       }
     std::printf("%-24s %10.4f %10.4f  rounds %.4f/%.4f %.4f/%.4f %.4f/%.4f  outputs %s\n",
                 c.name.c_str(), median(ma), median(mb), ma[0], mb[0], ma[1], mb[1], ma[2],

@@ -5,13 +5,16 @@
 #include "detail.h"
 
 #include <kiln/attention.h>
+#include <kiln/autograd.h>
 #include <kiln/generated.h>
+#include <kiln/join.h>
 #include <kiln/matmul.h>
 #include <kiln/ops.h>
 #include <kiln/rt.h>
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -92,6 +95,22 @@ bool strides4(const Tensor &t, int64_t s[4]) {
   return true;
 }
 
+// The result of attention with query q: laid out as q where q's head dim
+// is its innermost (PyTorch's fused kernels do the same): heads split from
+// [B, L, H, D] memory give an output in [B, L, H, Dv] memory, whose heads
+// merge back as a view; else contiguous.
+Tensor attention_out(const Tensor &q, const Dims &out_shape) {
+  Tensor out = detail::empty_for(kFn, out_shape, q.dtype(), q.device());
+  if (out.numel() != 0 && q.strides()[q.dim() - 1] == 1 && !q.is_contiguous()) {
+    Tensor ordered = gen::empty_ordered(out_shape, q.dtype(), q.device(),
+                                        {q.layout()});
+    int64_t s[4];
+    if (ordered.strides()[ordered.dim() - 1] == 1 && strides4(ordered, s))
+      out = ordered;
+  }
+  return out;
+}
+
 } // namespace
 
 static Tensor attention_eager(const Tensor &q, const Tensor &k,
@@ -129,19 +148,9 @@ static Tensor attention_eager(const Tensor &q, const Tensor &k,
                                 is_causal, out_shape, scores);
   if (!why.empty())
     fail("%s: %s", kFn, why.c_str());
-  Tensor out = detail::empty_for(kFn, out_shape, q.dtype(), q.device());
+  Tensor out = attention_out(q, out_shape);
   if (out.numel() == 0)
     return out;
-  // Laid out as q where q's head dim is its innermost (PyTorch's fused
-  // kernels do the same): heads split from [B, L, H, D] memory give an
-  // output in [B, L, H, Dv] memory, whose heads merge back as a view.
-  if (q.strides()[q.dim() - 1] == 1 && !q.is_contiguous()) {
-    Tensor ordered = gen::empty_ordered(out_shape, q.dtype(), q.device(),
-                                        {q.layout()});
-    int64_t s[4];
-    if (ordered.strides()[ordered.dim() - 1] == 1 && strides4(ordered, s))
-      out = ordered;
-  }
 
   detail::AttnArgs a;
   const int r = q.dim();
@@ -273,6 +282,135 @@ bool attention_shape(const Dims &q, const Dims &k, const Dims &v,
                      const Dims *mask, bool is_causal, Dims &out) {
   Dims scores;
   return shape_error(q, k, v, mask, is_causal, out, scores).empty();
+}
+
+namespace {
+
+// The decode kernels' operands (kiln::detail::DecodeArgs) for these tensors, or
+// false where they do not apply (then the eager expression runs).
+const char *decode_args(const Tensor &q, const std::vector<Tensor> &k,
+                 const std::vector<Tensor> &v, const Tensor &k_cat,
+                 const Tensor &v_cat, std::optional<double> scale,
+                 kiln::detail::DecodeArgs &a, Dims &out_shape) {
+  const size_t n = k.size();
+  if (!q.defined() || !q.device().is_cuda() || n < 1 ||
+      n > size_t(kiln::detail::kMaxKvPieces) || v.size() != n || q.dim() < 3)
+    return "not CUDA, or not 1 to 4 pieces of rank 3 or more";
+  if (kiln::is_grad_enabled() && q.requires_grad())
+    return "autograd records";
+  const int r = q.dim();
+  std::vector<Dims> ks, vs;
+  a.start[0] = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (const Tensor *t : {&k[i], &v[i]})
+      if (!t->defined() || t->dtype() != q.dtype() ||
+          t->device() != q.device() || t->dim() != r ||
+          (kiln::is_grad_enabled() && t->requires_grad()))
+        return "a piece of another dtype, device or rank, or recorded by autograd";
+    if (k[i].size(r - 2) != v[i].size(r - 2))
+      return "the key and value pieces differ in length";
+    ks.push_back(k[i].sizes());
+    vs.push_back(v[i].sizes());
+    a.start[i + 1] = a.start[i] + k[i].size(r - 2);
+  }
+  Dims kd, vd, scores;
+  if (!cat_shape(ks, -2, kd) || !cat_shape(vs, -2, vd) ||
+      !shape_error(q.sizes(), kd, vd, nullptr, false, out_shape, scores).empty())
+    return "the shapes do not fit";
+  for (const auto &[t, d] : {std::pair{&k_cat, &kd}, std::pair{&v_cat, &vd}})
+    if (t->defined() && (t->sizes() != *d || t->dtype() != q.dtype() ||
+                         t->device() != q.device()))
+      return "a cat to write of another shape";
+  int64_t s4[4];
+  auto three = [&](const Tensor &t, int64_t *dst) {
+    if (!strides4(t, s4) || s4[3] != 1)
+      return false;
+    std::copy(s4, s4 + 3, dst);
+    return true;
+  };
+  if (!three(q, a.q_stride))
+    return "the query's strides";
+  for (size_t i = 0; i < n; ++i) {
+    if (!three(k[i], a.k_stride[i]) || !three(v[i], a.v_stride[i]))
+      return "a piece's strides";
+    a.k[i] = k[i].data_ptr();
+    a.v[i] = v[i].data_ptr();
+  }
+  if (k_cat.defined()) {
+    if (!three(k_cat, a.ko_stride))
+      return "the key cat's strides";
+    a.k_out = k_cat.data_ptr();
+  }
+  if (v_cat.defined()) {
+    if (!three(v_cat, a.vo_stride))
+      return "the value cat's strides";
+    a.v_out = v_cat.data_ptr();
+  }
+  a.pieces = int(n);
+  a.dtype = q.dtype();
+  a.device = q.device();
+  a.Hq = q.size(r - 3);
+  a.Hkv = kd[r - 3];
+  a.L = q.size(r - 2);
+  a.S = kd[r - 2];
+  a.D = q.size(r - 1);
+  a.Dv = vd[r - 1];
+  a.B = 1;
+  for (int d = 0; d + 3 < r; ++d)
+    a.B *= q.size(d);
+  a.q = q.data_ptr();
+  a.scale = scale ? *scale : 1.0 / std::sqrt(double(a.D));
+  return nullptr;
+}
+
+} // namespace
+
+Tensor attention_pieces(const Tensor &q, const std::vector<Tensor> &k,
+                        const std::vector<Tensor> &v, const Tensor &attn_mask,
+                        bool is_causal, std::optional<double> scale,
+                        const Tensor &k_cat, const Tensor &v_cat,
+                        int64_t k_dim, int64_t v_dim) {
+  // The key dim of q's rank, counted from the end or the front.
+  auto key_dim = [&](int64_t d) {
+    return q.defined() && (d == -2 || d == int64_t(q.dim()) - 2);
+  };
+  if (!attn_mask.defined() && !is_causal && key_dim(k_dim) && key_dim(v_dim)) {
+    kiln::detail::DecodeArgs a;
+    Dims out_shape;
+    const char *why = decode_args(q, k, v, k_cat, v_cat, scale, a, out_shape);
+    if (!why) {
+      Tensor out = attention_out(q, out_shape);
+      if (out.numel() == 0 && !k_cat.defined() && !v_cat.defined())
+        return out;
+      int64_t s4[4];
+      if (out.numel() != 0 && strides4(out, s4)) {
+        std::copy(s4, s4 + 3, a.o_stride);
+        a.out = out.data_ptr();
+        rt::NvtxRange range("scaled_dot_product_attention");
+        if (kiln::detail::cuda_decode_attention(a))
+          return out;
+        why = "the decode kernels do not take the dtype, head dims, query "
+              "rows per key head or alignment";
+      }
+    }
+    if (why && q.defined() && q.device().is_cuda() &&
+        rt::log_enabled(rt::kLogKernels))
+      rt::log(rt::kLogKernels, "attention over %zu key pieces: %s: the pieces "
+              "are joined first", k.size(), why);
+  }
+  auto join = [](const std::vector<Tensor> &pieces, const Tensor &into,
+                 int64_t dim) {
+    if (!into.defined()) // one piece: attention reads it as it is
+      return pieces.size() == 1 ? pieces[0] : kiln::cat(pieces, dim);
+    std::vector<Dims> shapes;
+    for (const Tensor &t : pieces)
+      shapes.push_back(t.sizes());
+    cat_copy(into, pieces, shapes, dim);
+    return into;
+  };
+  return scaled_dot_product_attention(q, join(k, k_cat, k_dim),
+                                      join(v, v_cat, v_dim), attn_mask,
+                                      is_causal, scale);
 }
 
 } // namespace kiln::gen

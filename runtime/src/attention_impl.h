@@ -47,6 +47,31 @@ struct AttnArgs {
   Device device;
 };
 
+// Attention whose keys and values are the pieces of a cat along the key
+// dim (kiln::gen::attention_pieces): key j of the cat is row j - start[i]
+// of piece i, start[i] <= j < start[i + 1]; the key and value pieces split
+// the keys alike. No mask, not causal. Strides are [batch, head, row] in
+// elements (the column stride is 1). k_out/v_out, when not null, receive
+// the cats themselves ([B, Hkv, S, D] at ko_stride/vo_stride).
+constexpr int kMaxKvPieces = 4;
+constexpr int kMaxDecodeRows = 8; // query rows per key/value head (G * L)
+struct DecodeArgs {
+  DType dtype = DType::f32;
+  int64_t B = 0, Hq = 0, Hkv = 0, L = 0, S = 0, D = 0, Dv = 0;
+  const void *q = nullptr;
+  int64_t q_stride[3] = {};
+  int pieces = 0;
+  const void *k[kMaxKvPieces] = {}, *v[kMaxKvPieces] = {};
+  int64_t k_stride[kMaxKvPieces][3] = {}, v_stride[kMaxKvPieces][3] = {};
+  int64_t start[kMaxKvPieces + 1] = {};
+  void *k_out = nullptr, *v_out = nullptr;
+  int64_t ko_stride[3] = {}, vo_stride[3] = {};
+  void *out = nullptr;
+  int64_t o_stride[3] = {};
+  double scale = 1.0;
+  Device device;
+};
+
 // OpenMP over rows on the CPU (attention_cpu.cpp).
 void cpu_attention(const AttnArgs &a);
 // One launch on the device's current stream (cuda/attention.cu; in a
@@ -57,5 +82,10 @@ void cuda_attention(const AttnArgs &a);
 // head dims, no engine, cuDNN absent or the backend is Kiln), and then
 // nothing was queued.
 bool cudnn_attention(const AttnArgs &a);
+// The split-key decode kernels (cuda/attention_decode.cu), two launches:
+// false when they do not take the case (dtype, head dims other than 64 and
+// 128, more than kMaxDecodeRows query rows a key/value head, unaligned
+// rows; a CPU-only build), and then nothing was queued.
+bool cuda_decode_attention(const DecodeArgs &a);
 
 } // namespace kiln::detail

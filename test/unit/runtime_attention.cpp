@@ -232,6 +232,94 @@ TEST_P(Attention, CudnnAndKilnKernels) {
                     "does not take this case: the dtype is not f16 or bf16");
 }
 
+// kiln::gen::attention_pieces: attention over cats of key and value pieces
+// along the key dim (a cache and the new token's key and value), against
+// the reference over the cats, with the cats themselves written when asked
+// (bit for bit kiln::cat's). On CUDA the decode kernels take the cases
+// they can (two launches, no copy of the pieces); the rest, and every case
+// on the CPU, are the eager expression's.
+TEST_P(Attention, Pieces) {
+  struct Case {
+    int64_t B, Hq, Hkv, L, D;
+    std::vector<int64_t> lengths; // of the pieces along the key dim
+    bool heads_view, decode;      // decode: the CUDA kernels take it
+  };
+  manual_seed(7);
+  for (DType t : {bf16, f16, f32, f64})
+    for (const Case &c : {Case{2, 4, 4, 1, 128, {300, 1}, false, true},
+                          Case{3, 8, 2, 1, 64, {0, 517, 2}, true, true},
+                          Case{1, 4, 2, 3, 128, {45, 3}, true, true},
+                          Case{2, 2, 2, 1, 64, {1000}, false, true},
+                          Case{1, 2, 1, 1, 128, {0, 0}, false, true},
+                          Case{1, 6, 1, 2, 64, {20, 2}, false, false},
+                          Case{2, 2, 2, 1, 40, {33, 1}, false, false}}) {
+      const auto make = [&](int64_t H, int64_t N) {
+        return c.heads_view ? randn_({c.B, N, H, c.D}, t).transpose(1, 2)
+                            : randn_({c.B, H, N, c.D}, t);
+      };
+      Tensor q = make(c.Hq, c.L);
+      std::vector<Tensor> ks, vs;
+      for (int64_t n : c.lengths) {
+        ks.push_back(make(c.Hkv, n));
+        vs.push_back(make(c.Hkv, n));
+      }
+      Tensor kc = cat(ks, -2), vc = cat(vs, -2);
+      Tensor want = reference(q, kc, vc, Tensor(), false, std::nullopt);
+      std::string what = "B=" + std::to_string(c.B) + " Hq=" +
+                         std::to_string(c.Hq) + " Hkv=" + std::to_string(c.Hkv) +
+                         " L=" + std::to_string(c.L) + " D=" + std::to_string(c.D) +
+                         " pieces=" + std::to_string(c.lengths.size()) + " S=" +
+                         std::to_string(kc.size(2));
+      const bool decode = c.decode && dev().is_cuda() && t != f64;
+      reset_stats();
+      Tensor o = gen::attention_pieces(q, ks, vs);
+      if (decode) // the split and the combine: no copy of the pieces
+        EXPECT_EQ(stats().kernel_launches, 2u) << what;
+      expect_close(o, want, what);
+      if (c.heads_view)
+        EXPECT_TRUE(o.transpose(1, 2).is_contiguous()) << what;
+      // The cats written too, and a scale.
+      Tensor kw = full(kc.sizes(), 7.0, t, dev()), vw = full(vc.sizes(), 7.0, t, dev());
+      reset_stats();
+      Tensor o2 = gen::attention_pieces(q, ks, vs, Tensor(), false, 0.2, kw, vw);
+      if (decode)
+        EXPECT_EQ(stats().kernel_launches, 2u) << what << ", cats kept";
+      expect_close(o2, reference(q, kc, vc, Tensor(), false, 0.2), what + ", cats kept");
+      if (kc.numel() != 0) {
+        EXPECT_EQ(amax(abs(kw.to(f64) - kc.to(f64))).item<double>(), 0.0) << what;
+        EXPECT_EQ(amax(abs(vw.to(f64) - vc.to(f64))).item<double>(), 0.0) << what;
+      }
+    }
+  // The cats' dims as written: 2 of rank 4 is the key dim (the decode
+  // kernels on CUDA); 1 (heads) is not: the pieces are joined along it.
+  {
+    Tensor q = randn_({1, 4, 1, 64}, bf16), a = randn_({1, 2, 9, 64}, bf16),
+           b = randn_({1, 2, 9, 64}, bf16);
+    reset_stats();
+    Tensor o = gen::attention_pieces(q, {a, b}, {b, a}, Tensor(), false,
+                                     std::nullopt, Tensor(), Tensor(), 2, 2);
+    if (dev().is_cuda())
+      EXPECT_EQ(stats().kernel_launches, 2u) << "dim 2";
+    expect_close(o, reference(q, cat({a, b}, 2), cat({b, a}, 2), Tensor(), false, std::nullopt),
+                 "dim 2");
+    expect_close(gen::attention_pieces(q, {a, b}, {b, a}, Tensor(), false,
+                                       std::nullopt, Tensor(), Tensor(), 1, 1),
+                 reference(q, cat({a, b}, 1), cat({b, a}, 1), Tensor(), false, std::nullopt),
+                 "dim 1");
+  }
+  // A mask or causal attention: the eager expression (its result, its
+  // errors).
+  Tensor q = randn_({1, 2, 4, 64}, bf16), k1 = randn_({1, 2, 5, 64}, bf16),
+         k2 = randn_({1, 2, 3, 64}, bf16), m = randn_({4, 8}, bf16);
+  Tensor kc = cat({k1, k2}, -2);
+  expect_close(gen::attention_pieces(q, {k1, k2}, {k1, k2}, m),
+               reference(q, kc, kc, m, false, std::nullopt), "mask");
+  expect_close(gen::attention_pieces(q, {k1, k2}, {k1, k2}, Tensor(), true),
+               reference(q, kc, kc, Tensor(), true, std::nullopt), "causal");
+  EXPECT_KILN_ERROR(gen::attention_pieces(q, {k1, randn_({1, 3, 3, 64}, bf16)}, {k1, k2}),
+                    "kiln::cat");
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, Attention, KT_DEVICES);
 
 } // namespace

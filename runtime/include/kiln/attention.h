@@ -6,6 +6,7 @@
 #include <kiln/tensor.h>
 
 #include <optional>
+#include <vector>
 
 KILN_API_BEGIN
 namespace kiln {
@@ -60,6 +61,27 @@ namespace kiln::gen {
 // before any launch; dtypes and devices are the variant's guards).
 bool attention_shape(const Dims &q, const Dims &k, const Dims &v,
                      const Dims *mask, bool is_causal, Dims &out);
+
+// scaled_dot_product_attention(q, cat(k, k_dim), cat(v, v_dim), attn_mask,
+// is_causal, scale), for a compiled function whose keys and values are
+// concatenations (a key/value cache and the new token's key and value):
+// where the cats are along the key dim (-2) and the decode kernels take the
+// case (CUDA; f32, f16 or bf16; no mask, not causal; head dims 64 or 128
+// alike for q, k and v; up to 8 query rows per key/value head; the key and
+// value pieces of equal lengths, at most 4; 16-byte aligned rows), each
+// piece is read where it is and the cats are never in memory. k_cat / v_cat, when defined (of the
+// cats' shapes and dtype), receive the cats as well: the kernels write
+// what they read, so the pieces are read once. Anything else computes the
+// cats (into k_cat / v_cat when given) and calls the eager op, so the
+// result and its errors are the eager expression's.
+Tensor attention_pieces(const Tensor &q, const std::vector<Tensor> &k,
+                        const std::vector<Tensor> &v,
+                        const Tensor &attn_mask = Tensor(),
+                        bool is_causal = false,
+                        std::optional<double> scale = std::nullopt,
+                        const Tensor &k_cat = Tensor(),
+                        const Tensor &v_cat = Tensor(), int64_t k_dim = -2,
+                        int64_t v_dim = -2);
 
 } // namespace kiln::gen
 KILN_API_END

@@ -86,6 +86,8 @@ void cuda_attention(const AttnArgs &a) {
 
 bool cudnn_attention(const AttnArgs &) { return false; }
 
+bool cuda_decode_attention(const DecodeArgs &) { return false; }
+
 } // namespace kiln::detail
 
 namespace kiln {

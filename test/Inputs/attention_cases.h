@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <tuple>
 
 using kiln::Tensor;
 
@@ -114,6 +115,31 @@ COMPILE Tensor by_hand_f32_softmax(const Tensor &q, const Tensor &k,
              m;
   Tensor p = kiln::softmax(s.to(kiln::f32), -1).to(q.dtype());
   return kiln::matmul(p, v);
+}
+
+// Decoding a token against a key/value cache: the new key (scaled here: a
+// kernel writes it) and value appended along the key dim, attention over
+// all. Attention reads the cats in pieces: on CUDA the cache is read once
+// and the cats are never in memory; returned, they are written by the
+// attention kernel as it reads them. With a mask the cats stay copies.
+COMPILE Tensor decode_step(const Tensor &q, const Tensor &kc, const Tensor &vc,
+                           const Tensor &kn, const Tensor &vn) {
+  Tensor keys = kiln::cat({kc, kn * 0.5}, -2);
+  Tensor values = kiln::cat({vc, vn}, 2);
+  return kiln::scaled_dot_product_attention(q, keys, values);
+}
+COMPILE std::tuple<Tensor, Tensor, Tensor>
+decode_keep(const Tensor &q, const Tensor &kc, const Tensor &vc,
+            const Tensor &kn, const Tensor &vn) {
+  Tensor keys = kiln::cat({kc, kn * 0.5}, -2);
+  Tensor values = kiln::cat({vc, vn}, -2);
+  return {kiln::scaled_dot_product_attention(q, keys, values), keys, values};
+}
+COMPILE Tensor decode_masked(const Tensor &q, const Tensor &kc,
+                             const Tensor &vc, const Tensor &kn,
+                             const Tensor &vn, const Tensor &m) {
+  Tensor keys = kiln::cat({kc, kn * 0.5}, -2);
+  return kiln::scaled_dot_product_attention(q, keys, kiln::cat({vc, vn}, -2), m);
 }
 
 // Eager raises on a mask given with is_causal: so does the compiled call.
@@ -307,6 +333,39 @@ inline int run_attention(kiln::Device dev) {
             [&] { return V{gqa_block(x, wq, wk, wv, wo, 8, 2)}; }, k(-1), ref);
     }
   }
+  // Decoding against a cache (grouped-query heads: 4 over 2; one query row,
+  // then two): on CUDA the decode kernels' two launches after the kernel
+  // scaling the new key (f64: the cats' copies and the attention kernel);
+  // the CPU joins the pieces, then attends.
+  for (kiln::DType dt : {kiln::DType::f32, kiln::DType::f64,
+                         kiln::DType::bf16, kiln::DType::f16})
+    for (int64_t L : {1, 2}) {
+      const std::string at = " [L=" + std::to_string(L) + "]";
+      Tensor q = input({2, 4, L, 64}, dt, 40), kc = input({2, 2, 37, 64}, dt, 41),
+             vc = input({2, 2, 37, 64}, dt, 42), kn = input({2, 2, L, 64}, dt, 43),
+             vn = input({2, 2, L, 64}, dt, 44), m = input({L, 37 + L}, dt, 45);
+      auto c = [](const Tensor &t) {
+        return t.to(kiln::Device::cpu()).to(kiln::f64);
+      };
+      Tensor keys = kiln::cat({c(kc), c(kn) * 0.5}, -2),
+             values = kiln::cat({c(vc), c(vn)}, -2);
+      const bool cuda = dev.is_cuda();
+      const int64_t pieces = !cuda ? -1 : dt == kiln::DType::f64 ? k(4) : k(3);
+      check("decode_step" + at, dt,
+            [&] { return V{decode_step(q, kc, vc, kn, vn)}; }, pieces,
+            reference(q, keys, values, Tensor(), false, none));
+      capture_compare::check(
+          "decode_keep" + at, dt,
+          [&] {
+            auto [o, kk, vv] = decode_keep(q, kc, vc, kn, vn);
+            return V{o, kk, vv};
+          },
+          1, 0, pieces,
+          {reference(q, keys, values, Tensor(), false, none), keys, values});
+      check("decode_masked" + at, dt,
+            [&] { return V{decode_masked(q, kc, vc, kn, vn, m)}; },
+            cuda ? k(4) : -1, reference(q, keys, values, m, false, none));
+    }
   // Attention written as ops over shapes matmul broadcasts and attention
   // does not (k and v without q's batch dim): the guard fails, the
   // original body runs (one fallback, eager's result). backend=eager runs

@@ -546,6 +546,23 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                                  : " (added to the scores)"))});
         continue;
       }
+      if (pn.op == ir::Op::Cat && v0.plan.read_in_pieces(k.product)) {
+        fc.remarks.push_back(
+            {pn.loc.valid() ? pn.loc : spec.loc,
+             "cat of " + input_names(g, k) +
+                 ": attention reads the tensors where they are (one pass "
+                 "over the keys and values on CUDA), so " +
+                 (llvm::is_contained(g.outputs, k.product)
+                      ? "the result, an output, is written by the attention "
+                        "kernel as it reads them (no copy of its own)"
+                      : "the result is never in memory (no copy)") +
+                 (ir::cat_dim(g, pn) >= 0 && !pn.type.shape.ranked
+                      ? "; where dim " + std::to_string(ir::cat_dim(g, pn)) +
+                            " is not the key dim (-2) at run time, attention "
+                            "joins them first"
+                      : std::string())});
+        continue;
+      }
       if (pn.op == ir::Op::Cat) {
         const std::string copied = operand_names(g, v0.plan.cat_tensors(k, false)),
                           in_place = operand_names(g, v0.plan.cat_tensors(k, true));

@@ -807,6 +807,19 @@ struct Host {
   // (kiln::gen::product).
   void launch_product(int ki, const sched::Kernel &k) {
     const ir::Node &pn = g.node(k.product);
+    if (pn.op == Op::Cat && v.plan.read_in_pieces(k.product)) {
+      // Attention reads the pieces; it writes the result when it is an
+      // output.
+      const bool output = llvm::is_contained(g.outputs, k.product);
+      body.push_back(comment("kernel " + std::to_string(ki) + ": cat, " +
+                             (output ? "written by the attention that reads its pieces"
+                                     : "not in memory: attention reads its pieces")));
+      if (output)
+        body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, k.outputs[0])),
+                            call("kiln::empty", {sizes_of(k.product),
+                                                 dtype_expr(pn.type.dtype), dev})));
+      return;
+    }
     if (pn.op == Op::Cat && v.plan.cat_allocated_first(k.product)) {
       // Allocated before the first launch; kernels wrote some pieces.
       std::vector<Expr> ts, shapes;
@@ -851,11 +864,43 @@ struct Host {
                          ? call("kiln::Tensor", {})
                          : tensor_of(g, pn.operands[3]));
       args.push_back(call("bool", {host_scalar(pn.operands[4])}));
+      const bool pieces = v.plan.read_in_pieces(pn.operands[1]) ||
+                          v.plan.read_in_pieces(pn.operands[2]);
       if (pn.operands.size() >= 6)
         args.push_back(call("double", {host_scalar(pn.operands[5])}));
+      else if (pieces)
+        args.push_back(nm("std::nullopt"));
+      if (!pieces) {
+        body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, k.outputs[0])),
+                            call("kiln::scaled_dot_product_attention",
+                                 std::move(args))));
+        return;
+      }
+      // Keys or values a cat read in pieces (kiln::gen::attention_pieces):
+      // its tensors, and its result where it is an output (written too).
+      for (int i : {1, 2}) {
+        const NodeId c = pn.operands[i];
+        std::vector<Expr> ts;
+        if (v.plan.read_in_pieces(c))
+          for (NodeId t : llvm::ArrayRef<NodeId>(g.node(c).operands).drop_back())
+            ts.push_back(tensor_of(g, t));
+        else
+          ts.push_back(tensor_of(g, c));
+        args[size_t(i)] = typed_braces("std::vector<kiln::Tensor>", std::move(ts));
+      }
+      for (int i : {1, 2}) {
+        const NodeId c = pn.operands[i];
+        const bool write = v.plan.read_in_pieces(c) &&
+                           llvm::is_contained(g.outputs, c) &&
+                           (i == 1 || pn.operands[1] != c);
+        args.push_back(write ? tensor_of(g, c) : call("kiln::Tensor", {}));
+      }
+      for (int i : {1, 2}) // the cats' dims (the runtime checks the key dim)
+        args.push_back(lit(std::to_string(v.plan.read_in_pieces(pn.operands[i])
+                                              ? ir::cat_dim(g, g.node(pn.operands[i]))
+                                              : -2)));
       body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, k.outputs[0])),
-                          call("kiln::scaled_dot_product_attention",
-                               std::move(args))));
+                          call("kiln::gen::attention_pieces", std::move(args))));
       return;
     }
     std::string what = "kernel " + std::to_string(ki) + ": " +

@@ -827,10 +827,60 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
   return plan;
 }
 
+// Which cats attention reads in pieces (KernelPlan::pieces_read): its key
+// or value operand, a cat along the key dim (-2) of tensors of its dtype,
+// used by nothing else (or also a graph output, which the attention kernel
+// writes), when the attention has no mask and is not causal (the case of
+// the runtime's decode kernels; with a mask the runtime would join the
+// pieces first, no better than the cat).
+// Whether cat node cn may be along attention's key dim: -2, or a dim
+// counted from the front that is the key dim at the cat's rank (when the
+// rank is unknown here, the runtime checks it and joins the pieces
+// itself where it is not).
+static bool maybe_key_dim(const ir::Graph &g, const ir::Node &cn) {
+  const int64_t d = ir::cat_dim(g, cn);
+  if (d == -2)
+    return true;
+  if (d < 0)
+    return false;
+  return !cn.type.shape.ranked || d == int64_t(cn.type.shape.dims.size()) - 2;
+}
+
+static void plan_attention_pieces(const ir::Graph &g, KernelPlan &plan) {
+  const std::vector<int> uses = g.use_counts();
+  for (const Kernel &k : plan.kernels) {
+    if (k.kind != Kernel::Kind::Product ||
+        g.node(k.product).op != Op::Attention)
+      continue;
+    const ir::Node &a = g.node(k.product);
+    const ir::Node &causal = g.node(a.operands[4]);
+    if (!g.node(a.operands[3]).type.scalar || causal.op != Op::Constant ||
+        causal.constant != 0)
+      continue;
+    for (int i : {1, 2}) {
+      const NodeId c = a.operands[i];
+      const ir::Node &cn = g.node(c);
+      if (cn.op != Op::Cat || cn.type.dtype != a.type.dtype)
+        continue;
+      if (!maybe_key_dim(g, cn))
+        continue;
+      const int by_attention = int(llvm::count(
+          llvm::ArrayRef<NodeId>(a.operands).slice(1, 2), c));
+      if (uses[c] != by_attention + int(llvm::count(g.outputs, c)))
+        continue;
+      if (llvm::any_of(llvm::ArrayRef<NodeId>(cn.operands).drop_back(),
+                       [&](NodeId t) { return g.node(t).type.dtype != cn.type.dtype; }))
+        continue;
+      if (!plan.read_in_pieces(c))
+        plan.pieces_read.push_back(c);
+    }
+  }
+}
+
 // Which cat tensors kernels write into the cat's result (KernelPlan::
 // into_cat): a pointwise kernel's output or another cat's result, of the
 // cat's dtype, that nothing else uses (not an output, not read by another
-// kernel), once in the cat.
+// kernel), once in the cat; not a cat attention reads in pieces.
 static void plan_cat_pieces(const ir::Graph &g, KernelPlan &plan) {
   plan.into_cat.assign(g.nodes.size(), -1);
   const std::vector<int> uses = g.use_counts();
@@ -841,7 +891,8 @@ static void plan_cat_pieces(const ir::Graph &g, KernelPlan &plan) {
     });
   };
   for (const Kernel &k : plan.kernels) {
-    if (k.kind != Kernel::Kind::Product || g.node(k.product).op != Op::Cat)
+    if (k.kind != Kernel::Kind::Product || g.node(k.product).op != Op::Cat ||
+        plan.read_in_pieces(k.product))
       continue;
     const ir::Node &cat = g.node(k.product);
     for (NodeId t : k.inputs) {
@@ -905,8 +956,10 @@ static llvm::Expected<KernelPlan> schedule_unchecked(const ir::Graph &g) {
     if (ir::is_product(g.node(m).op) || ir::is_view(g.node(m).op) ||
         sizes_of_values) {
       llvm::Expected<KernelPlan> plan = schedule_groups(g, members);
-      if (plan)
+      if (plan) {
+        plan_attention_pieces(g, *plan);
         plan_cat_pieces(g, *plan);
+      }
       return plan;
     }
     if (ir::is_reduction(g.node(m).op))
@@ -1021,7 +1074,17 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       };
       const std::string copied = names(plan.cat_tensors(k, false)),
                         in_place = names(plan.cat_tensors(k, true));
-      if (in_place.empty())
+      if (plan.read_in_pieces(k.product)) {
+        os << (llvm::is_contained(g.outputs, k.product)
+                   ? " (no launch: attention reads the pieces and writes the "
+                     "result"
+                   : " (no launch: attention reads the pieces; not in memory");
+        if (ir::cat_dim(g, pn) >= 0 && !pn.type.shape.ranked)
+          os << "; when dim " << ir::cat_dim(g, pn)
+             << " is not the key dim, attention joins them first";
+        os << ")";
+      }
+      else if (in_place.empty())
         os << " (the runtime's copies)";
       else if (copied.empty())
         os << " (no launch: kernels wrote every piece)";
@@ -1052,8 +1115,17 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
                                       (mask.type.dtype == DType::b8
                                            ? "b8, false masks out"
                                            : "added to the scores") +
-                                      ")")
-           << "\n  writes " << value_name(k.outputs[0]) << "\n";
+                                      ")");
+        for (int i : {1, 2})
+          if (NodeId c = pn.operands[i]; plan.read_in_pieces(c) &&
+                                         (i == 1 || pn.operands[1] != c)) {
+            const ir::Node &cn = g.node(c);
+            os << "\n  reads " << (i == 1 ? "keys " : "values ")
+               << value_name(c) << " in pieces: ";
+            for (size_t j = 0; j + 1 < cn.operands.size(); ++j)
+              os << (j ? ", " : "") << value_name(cn.operands[j]);
+          }
+        os << "\n  writes " << value_name(k.outputs[0]) << "\n";
         continue;
       }
       os << "\n  epilogue:";

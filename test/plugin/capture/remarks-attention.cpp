@@ -49,3 +49,15 @@ using kiln::Tensor;
   // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: attention (softmax(q @ k^T * scale + mask) @ v) is one fused kernel {{.*}}; mask: 'm' (added to the scores)
   return kiln::matmul(kiln::softmax(s + m, -1), v);
 }
+
+// Decoding against a key/value cache: the cats of cache and new key/value
+// along the key dim are read in pieces by the attention (no copy); a
+// returned one is written by the attention kernel.
+// CHECK: remarks-attention.cpp:[[@LINE+1]]:26: remark: kiln: compiled 'decode': 3 ops captured, fused into 1 kernel (an attention kernel)
+[[kiln::compile]] Tensor decode(const Tensor &q, const Tensor &kc, const Tensor &vc,
+                                const Tensor &k, const Tensor &v, Tensor &keys) {
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:10: remark: kiln: cat of 'kc', 'k': attention reads the tensors where they are (one pass over the keys and values on CUDA), so the result, an output, is written by the attention kernel as it reads them (no copy of its own)
+  keys = kiln::cat({kc, k}, -2);
+  // CHECK: remarks-attention.cpp:[[@LINE+1]]:54: remark: kiln: cat of 'vc', 'v': attention reads the tensors where they are (one pass over the keys and values on CUDA), so the result is never in memory (no copy)
+  return kiln::scaled_dot_product_attention(q, keys, kiln::cat({vc, v}, -2));
+}

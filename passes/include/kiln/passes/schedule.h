@@ -139,6 +139,15 @@ struct KernelPlan {
   ir::NodeId cat_of(ir::NodeId id) const {
     return size_t(id) < into_cat.size() ? into_cat[id] : -1;
   }
+  // Concatenations along the key dim that attention reads in pieces
+  // (kiln::gen::attention_pieces: a key/value cache and the new token's key
+  // and value): the cat kernel launches nothing; its result is not in
+  // memory unless it is also a graph output, which the attention kernel
+  // then writes as it reads the pieces.
+  std::vector<ir::NodeId> pieces_read;
+  bool read_in_pieces(ir::NodeId c) const {
+    return llvm::is_contained(pieces_read, c);
+  }
   // Whether cat node c has a piece written in place.
   bool cat_in_place(ir::NodeId c) const {
     return llvm::is_contained(into_cat, c);
@@ -157,10 +166,10 @@ struct KernelPlan {
     return kernels.size() - multi.size() - in_place_cats();
   }
   // Whether kernel k is a cat whose every tensor a kernel wrote into its
-  // piece: it launches nothing.
+  // piece, or that attention reads in pieces: it launches nothing.
   bool copies_nothing(const Kernel &k) const {
     return k.kind == Kernel::Kind::Product && !k.inputs.empty() &&
-           cat_tensors(k, false).empty();
+           (cat_tensors(k, false).empty() || read_in_pieces(k.product));
   }
   // A cat kernel's tensors that kernels wrote into their pieces (written:
   // true) or that the runtime copies (false), in order.

@@ -10,7 +10,8 @@
 //   reads the chunk's keys 16 bytes a lane (D / (16 / sizeof(T)) lanes a
 //   key, the other lanes on the next keys), each piece's rows where they
 //   are, and scores them against the rows' q (scale * log2(e) folded in),
-//   reduced across the key's lanes by shuffles, into shared memory. The
+//   summed across the key's lanes by a transposing reduction (N partial
+//   sums in N - 1 shuffles: reduce_transposed), into shared memory. The
 //   chunk's max and sum of exp2 per row come from one block reduction.
 //   Pass 2 reads the values the same way and accumulates p * v per row in
 //   registers, reduced across the warp's keys and the block's warps. It
@@ -19,7 +20,8 @@
 //   each 16 bytes read is also stored there: the cache is read once.
 //
 // attn_decode_combine<T> - a warp per query row merges the chunks' (max,
-//   sum, output) and writes the row, in T, at out's strides.
+//   sum, output), eight chunks' loads in flight at once, and writes the
+//   row, in T, at out's strides.
 //
 // Every key is read once from DRAM (4 loads of 16 bytes in flight per
 // lane); the chunk count is chosen so the grid is at least 8 CTAs per
@@ -118,6 +120,43 @@ __device__ __forceinline__ int piece_of(const DecodeParams &p, int j) {
   return pc;
 }
 
+// How many sums a lane holds after reduce_transposed<N, LPK>.
+template <int N, int LPK> constexpr int reduce_steps() {
+  return N > LPK ? N / LPK : 1;
+}
+
+// Sums N values over groups of LPK lanes (sub: the lane's place in its
+// group; N and LPK powers of 2). At each step (partner lane o apart, o
+// from LPK / 2 down) a lane holding n > 1 values keeps one half (the upper
+// if its bit o is set), sends its partner the other and adds what the
+// partner sends; once a lane holds one value the steps are a plain
+// all-reduce. It ends with the sums of values idx .. idx + n - 1 in
+// d[0 .. n - 1] (n = reduce_steps<N, LPK>()).
+template <int N, int LPK>
+__device__ __forceinline__ void reduce_transposed(float (&d)[N], int sub,
+                                                  int &idx) {
+  int n = N;
+#pragma unroll
+  for (int o = LPK / 2; o >= 1; o /= 2) {
+    if (n > 1) {
+      const int half = n / 2;
+      const bool upper = (sub & o) != 0;
+#pragma unroll
+      for (int i = 0; i < N / 2; ++i)
+        if (i < half) {
+          const float send = upper ? d[i] : d[i + half];
+          const float keep = upper ? d[i + half] : d[i];
+          d[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+        }
+      if (upper)
+        idx += half;
+      n = half;
+    } else {
+      d[0] += __shfl_xor_sync(0xffffffffu, d[0], o);
+    }
+  }
+}
+
 template <class T, int D, int R>
 __global__ void __launch_bounds__(kThreads)
     attn_decode_kernel(const DecodeParams p) {
@@ -194,24 +233,38 @@ __global__ void __launch_bounds__(kThreads)
         if (j < c1)
           __stcs(out_ptr(p.k_out, p.kos, j), raw[u]);
       }
+    // Each lane's partial dot products, d[u * R + r] ...
+    constexpr int N = kUnroll * R;
+    float d[N];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       float kf[E];
       to_float<T, E>(raw[u], kf);
-      const int j = j0 + u * STEP;
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        float d = 0.f;
+        float x = 0.f;
 #pragma unroll
         for (int e = 0; e < E; ++e)
-          d = fmaf(qv[r][e], kf[e], d);
-#pragma unroll
-        for (int o = LPK / 2; o >= 1; o /= 2)
-          d += __shfl_xor_sync(0xffffffffu, d, o);
-        if (sub == 0 && j < c1)
-          s_p[r][j - c0] = d;
+          x = fmaf(qv[r][e], kf[e], x);
+        d[u * R + r] = x;
       }
     }
+    // ... summed over the key's LPK lanes by a transposing reduction: each
+    // step halves what a lane holds (it keeps one half, its partner the
+    // other, and each adds the partner's), so N sums cost N - 1 shuffles
+    // where reducing each on its own costs N * log2(LPK). A lane ends with
+    // the sums of indices idx .. idx + n - 1.
+    int idx = 0;
+    constexpr int kN = reduce_steps<N, LPK>();
+    reduce_transposed<N, LPK>(d, sub, idx);
+    // Lanes whose sums are repeats (fewer sums than lanes) do not write.
+    if (sub % (LPK * kN / N > 0 ? LPK * kN / N : 1) == 0)
+#pragma unroll
+      for (int t = 0; t < kN; ++t) {
+        const int i = idx + t, u = i / R, r = i % R, j = j0 + u * STEP;
+        if (j < c1)
+          s_p[r][j - c0] = d[t];
+      }
   }
   __syncthreads();
 
@@ -337,40 +390,68 @@ __global__ void __launch_bounds__(kThreads)
 
 // A warp per query row: the chunks' outputs weighted by exp2(max_i - max)
 // over the weighted sums. Chunks whose sum is 0 (no key, or every score
-// -inf) take no part; a row with none is 0.
+// -inf) take no part; a row with none is 0. The lanes read the chunks'
+// (max, sum) 32 at a time, then the outputs 8 chunks at a time, so the
+// loads of many chunks are in flight together.
 template <class T, int D, int R>
 __global__ void __launch_bounds__(kThreads)
     attn_decode_combine(const DecodeParams p, int64_t total_rows) {
   constexpr int PER = D / 32; // columns a lane
+  constexpr int G = 8;        // chunks' outputs read at once
   const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (row >= total_rows)
     return;
   const int64_t bh = row / p.rows;
   const int r = int(row % p.rows);
+  const int64_t first = bh * p.splits;
   float mx = -INFINITY;
-  for (int i = 0; i < p.splits; ++i) {
-    const float2 ml = p.ws_ml[(bh * p.splits + i) * R + r];
+  for (int i = lane; i < p.splits; i += 32) {
+    const float2 ml = p.ws_ml[(first + i) * R + r];
     if (ml.y != 0.f)
       mx = fmaxf(mx, ml.x);
   }
-  float o[PER] = {}, sum = 0.f;
-  bool any = false;
-  for (int i = 0; i < p.splits; ++i) {
-    const int64_t part = (bh * p.splits + i) * R + r;
-    const float2 ml = p.ws_ml[part];
-    if (ml.y == 0.f)
-      continue;
-    any = true;
-    const float w = exp2_approx(ml.x - mx);
-    sum = fmaf(w, ml.y, sum);
 #pragma unroll
-    for (int c = 0; c < PER; ++c)
-      o[c] = fmaf(w, p.ws_o[part * D + lane + 32 * c], o[c]);
+  for (int o = 16; o >= 1; o /= 2)
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  float o[PER] = {}, sum = 0.f;
+  for (int i0 = 0; i0 < p.splits; i0 += 32) {
+    // Lane t's weight is chunk i0 + t's (0 where it takes no part).
+    float w = 0.f;
+    if (i0 + lane < p.splits) {
+      const float2 ml = p.ws_ml[(first + i0 + lane) * R + r];
+      if (ml.y != 0.f) {
+        w = exp2_approx(ml.x - mx);
+        sum = fmaf(w, ml.y, sum);
+      }
+    }
+    const int n = min(32, p.splits - i0);
+    for (int g = 0; g < n; g += G) {
+      float x[G][PER];
+#pragma unroll
+      for (int t = 0; t < G; ++t)
+#pragma unroll
+        for (int c = 0; c < PER; ++c)
+          x[t][c] = g + t < n ? p.ws_o[((first + i0 + g + t) * R + r) * D +
+                                       lane + 32 * c]
+                              : 0.f;
+#pragma unroll
+      for (int t = 0; t < G; ++t) {
+        const float wt = __shfl_sync(0xffffffffu, w, (g + t) & 31);
+        if (wt != 0.f)
+#pragma unroll
+          for (int c = 0; c < PER; ++c)
+            o[c] = fmaf(wt, x[t][c], o[c]);
+      }
+    }
   }
+#pragma unroll
+  for (int k = 16; k >= 1; k /= 2)
+    sum += __shfl_xor_sync(0xffffffffu, sum, k);
   const int64_t b = bh / p.Hkv, h = (bh % p.Hkv) * p.group + r / p.L,
                 l = r % p.L;
   T *dst = static_cast<T *>(p.out) + b * p.os[0] + h * p.os[1] + l * p.os[2];
+  const bool any = mx != -INFINITY || sum != sum; // some chunk has weight
   const float inv = any ? 1.f / sum : 0.f;
 #pragma unroll
   for (int c = 0; c < PER; ++c)

@@ -215,24 +215,32 @@ __global__ void __launch_bounds__(kThreads)
     return reinterpret_cast<uint4 *>(t);
   };
 
+  // This lane's 16 bytes of keys j0, j0 + STEP, ... (kUnroll of them; 0
+  // past the chunk), each also stored into the cat when it is wanted.
+  auto load_rows = [&](const void *const *base, const int64_t (*st)[3],
+                       void *cat, const int64_t *cst, int j0,
+                       uint4 (&raw)[kUnroll]) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = j0 + u * STEP;
+      raw[u] = j < c1 ? __ldcs(row_ptr(base, st, j)) : make_uint4(0, 0, 0, 0);
+    }
+    if (cat)
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = j0 + u * STEP;
+        if (j < c1)
+          __stcs(out_ptr(cat, cst, j), raw[u]);
+      }
+  };
+
   // Pass 1: the scores of the chunk's keys.
   // (The loop runs on the warp's first key, so the shuffles see every
   // lane.)
   for (int w0 = c0 + warp * KPW; w0 < c1; w0 += STEP * kUnroll) {
     const int j0 = w0 + kk;
     uint4 raw[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int j = j0 + u * STEP;
-      raw[u] = j < c1 ? __ldcs(row_ptr(p.k, p.ks, j)) : make_uint4(0, 0, 0, 0);
-    }
-    if (p.k_out)
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int j = j0 + u * STEP;
-        if (j < c1)
-          __stcs(out_ptr(p.k_out, p.kos, j), raw[u]);
-      }
+    load_rows(p.k, p.ks, p.k_out, p.kos, j0, raw);
     // Each lane's partial dot products, d[u * R + r] ...
     constexpr int N = kUnroll * R;
     float d[N];
@@ -327,18 +335,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int w0 = c0 + warp * KPW; w0 < c1; w0 += STEP * kUnroll) {
     const int j0 = w0 + kk;
     uint4 raw[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int j = j0 + u * STEP;
-      raw[u] = j < c1 ? __ldcs(row_ptr(p.v, p.vs, j)) : make_uint4(0, 0, 0, 0);
-    }
-    if (p.v_out)
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int j = j0 + u * STEP;
-        if (j < c1)
-          __stcs(out_ptr(p.v_out, p.vos, j), raw[u]);
-      }
+    load_rows(p.v, p.vs, p.v_out, p.vos, j0, raw);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int j = j0 + u * STEP;

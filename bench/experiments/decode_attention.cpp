@@ -1,12 +1,13 @@
 // Decode attention over a key/value cache and the new token's key and value
-// (bf16, CUDA), four ways, each checked against the first and timed:
+// (bf16, and one f32 shape, CUDA), five ways, each checked against the first and timed:
 //   cat+sdpa      - kiln::cat of cache and new key (and value), then
 //                   scaled_dot_product_attention (cuDNN where it loads): what
 //                   a compiled decode ran before the pieces were fused;
 //   pieces        - kiln::gen::attention_pieces: the decode kernels read the
 //                   cache and the new key where they are; no cat in memory;
 //   pieces+cats   - the same, writing the grown caches too (read once);
-//   sdpa(cache)   - attention alone over a cache already grown (cuDNN), and
+//   sdpa(cache)   - attention alone over a cache already grown (cuDNN for
+//                   16-bit; f32 runs Kiln's own kernels), and
 //   pieces(cache) - the decode kernels over that one piece.
 // Kernel time: 20 back-to-back calls per event pair, median of 30; single
 // call: one call per event pair, median of 30. Floor: the bytes each must
@@ -33,20 +34,22 @@ int main() {
               cudnn_attention_available() ? "loaded" : "absent");
   struct Shape {
     int64_t B, Hq, Hkv, S, D;
+    DType dt = bf16;
   };
   std::printf("| shape | way | kernel ms | single ms | floor ms | launches | max |diff| vs cat+sdpa |\n"
               "|---|---|---|---|---|---|---|\n");
   for (Shape s : {Shape{16, 32, 32, 2048, 128}, Shape{16, 32, 8, 4096, 128},
-                  Shape{1, 32, 32, 2048, 128}, Shape{64, 32, 8, 1024, 64}}) {
+                  Shape{1, 32, 32, 2048, 128}, Shape{64, 32, 8, 1024, 64},
+                  Shape{16, 32, 32, 2048, 128, f32}}) {
     manual_seed(1);
     auto r = [&](int64_t H, int64_t N, int64_t D) {
-      return randn({s.B, H, N, D}, f32, d).to(bf16);
+      return randn({s.B, H, N, D}, f32, d).to(s.dt);
     };
     Tensor q = r(s.Hq, 1, s.D), kc = r(s.Hkv, s.S, s.D), vc = r(s.Hkv, s.S, s.D),
            k = r(s.Hkv, 1, s.D), v = r(s.Hkv, 1, s.D);
     Tensor K = cat({kc, k}, -2), V = cat({vc, v}, -2);
-    Tensor kw = empty(K.sizes(), bf16, d), vw = empty(V.sizes(), bf16, d);
-    const double cache = double(K.numel() + V.numel()) * 2;
+    Tensor kw = empty(K.sizes(), s.dt, d), vw = empty(V.sizes(), s.dt, d);
+    const double cache = double(K.numel() + V.numel()) * element_size(s.dt);
     struct Way {
       const char *name;
       std::function<Tensor()> fn;
@@ -73,9 +76,9 @@ int main() {
       const uint64_t launches = stats().kernel_launches;
       const double kt = median(time_calls(d, [&] { w.fn(); }, 5, 30, 20));
       const double sc = median(time_calls(d, [&] { w.fn(); }, 5, 30, 1));
-      std::printf("| B%lld Hq%lld Hkv%lld S%lld+1 D%lld | %s | %.4f | %.4f | %.4f | %llu | %.2e |\n",
-                  (long long)s.B, (long long)s.Hq, (long long)s.Hkv, (long long)s.S,
-                  (long long)s.D, w.name, kt, sc, w.bytes / bw * 1e3,
+      std::printf("| %s B%lld Hq%lld Hkv%lld S%lld+1 D%lld | %s | %.4f | %.4f | %.4f | %llu | %.2e |\n",
+                  dtype_name(s.dt), (long long)s.B, (long long)s.Hq, (long long)s.Hkv,
+                  (long long)s.S, (long long)s.D, w.name, kt, sc, w.bytes / bw * 1e3,
                   (unsigned long long)launches, diff);
     }
     if (amax(abs(kw.to(f32) - K.to(f32))).item<double>() != 0 ||

@@ -1,5 +1,8 @@
 // Eager CUDA scaled dot-product attention: kiln::detail::cuda_attention
-// (semantics in src/attention_impl.h). One launch per call, of one of three
+// (semantics in src/attention_impl.h). cuDNN's fused attention where it
+// takes the case (attention_cudnn.cu); else, for few query rows a key/value
+// head and no mask (decoding), the split-key decode kernels
+// (attention_decode.cu, two launches); else one launch of one of three
 // kernels, chosen on the host:
 //
 // attn_flash_kernel<T, D> - f16/bf16 with D == Dv in {64, 128}, unit last
@@ -1253,6 +1256,32 @@ void launch_attention(const AttnArgs &a, AttnParams &p, int device) {
   }
 }
 
+// Few query rows a key/value head (decoding: L * Hq / Hkv <= 8), no mask,
+// not causal: the split-key decode kernels (attention_decode.cu), which
+// spread a head's keys over many CTAs where the kernels above give one CTA
+// all of them. False (nothing queued) where they do not take the case.
+bool few_rows(const AttnArgs &a) {
+  if (a.mask || a.causal || a.Hkv < 1 || a.Hq % a.Hkv != 0 ||
+      a.L * (a.Hq / a.Hkv) > kMaxDecodeRows || a.q_stride[3] != 1 ||
+      a.k_stride[3] != 1 || a.v_stride[3] != 1)
+    return false;
+  DecodeArgs d;
+  d.dtype = a.dtype;
+  d.B = a.B, d.Hq = a.Hq, d.Hkv = a.Hkv, d.L = a.L, d.S = a.S;
+  d.D = a.D, d.Dv = a.Dv;
+  d.q = a.q, d.out = a.out;
+  d.pieces = 1;
+  d.k[0] = a.k, d.v[0] = a.v;
+  d.start[0] = 0, d.start[1] = a.S;
+  for (int i = 0; i < 3; ++i) {
+    d.q_stride[i] = a.q_stride[i], d.o_stride[i] = a.o_stride[i];
+    d.k_stride[0][i] = a.k_stride[i], d.v_stride[0][i] = a.v_stride[i];
+  }
+  d.scale = a.scale;
+  d.device = a.device;
+  return cuda_decode_attention(d);
+}
+
 } // namespace
 
 void cuda_attention(const AttnArgs &a) {
@@ -1266,6 +1295,8 @@ void cuda_attention(const AttnArgs &a) {
     fail("%s: sequence lengths beyond 2^31 - 1 (L %lld, S %lld)", kFn,
          (long long)a.L, (long long)a.S);
   if (cudnn_attention(a))
+    return;
+  if (few_rows(a))
     return;
 
   AttnParams p{};

@@ -2,7 +2,7 @@
 // key/value cache), with keys and values given as the pieces of a cat along
 // the key dim: kiln::detail::cuda_decode_attention (attention_impl.h).
 //
-// A flash-decoding split over the keys, two launches:
+// A flash-decoding split over the keys, one launch:
 //
 // attn_decode_kernel<T, D, R> - a CTA of 4 warps owns one (batch, key/value
 //   head) and one chunk of up to 256 keys, and all R rows that read that
@@ -19,9 +19,10 @@
 //   workspace. When the caller wants the cats themselves (k_out/v_out),
 //   each 16 bytes read is also stored there: the cache is read once.
 //
-// attn_decode_combine<T> - a warp per query row merges the chunks' (max,
-//   sum, output), eight chunks' loads in flight at once, and writes the
-//   row, in T, at out's strides.
+//   The last CTA of a (batch, key/value head) to finish (a count per head,
+//   zeroed by a memset before the launch) merges the chunks' (max, sum,
+//   output), a warp per query row, four chunks' loads in flight at once
+//   (combine_row), and writes the rows, in T, at out's strides.
 //
 // Every key is read once from DRAM (4 loads of 16 bytes in flight per
 // lane); the chunk count is chosen so the grid is at least 8 CTAs per
@@ -66,6 +67,7 @@ struct DecodeParams {
   float scale_log2;
   float *ws_o;                    // [bh][split][R][D]
   float2 *ws_ml;                  // [bh][split][R]: (max, sum)
+  unsigned *done;                 // [bh]: CTAs finished (zeroed per call)
 };
 
 // 16 bytes (E elements of T) to floats.
@@ -118,6 +120,71 @@ __device__ __forceinline__ int piece_of(const DecodeParams &p, int j) {
     if (i < p.pieces && j >= p.start[i])
       pc = i;
   return pc;
+}
+
+// Row r of head bh: the chunks' outputs weighted by exp2(max_i - max)
+// over the weighted sums, by one warp. Chunks whose sum is 0 (no key, or
+// every score -inf) take no part; a row with none is 0. The lanes read
+// the chunks' (max, sum) 32 at a time, then the outputs 4 chunks at a
+// time, so the loads of many chunks are in flight together (from L2:
+// other CTAs wrote them).
+template <class T, int D, int R>
+__device__ __forceinline__ void combine_row(const DecodeParams &p,
+                                            int64_t bh, int r, int lane) {
+  constexpr int PER = D / 32; // columns a lane
+  constexpr int G = 4;        // chunks' outputs read at once
+  const int64_t first = bh * p.splits;
+  float mx = -INFINITY;
+  for (int i = lane; i < p.splits; i += 32) {
+    const float2 ml = __ldcg(p.ws_ml + (first + i) * R + r);
+    if (ml.y != 0.f)
+      mx = fmaxf(mx, ml.x);
+  }
+#pragma unroll
+  for (int o = 16; o >= 1; o /= 2)
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  float o[PER] = {}, sum = 0.f;
+  for (int i0 = 0; i0 < p.splits; i0 += 32) {
+    // Lane t's weight is chunk i0 + t's (0 where it takes no part).
+    float w = 0.f;
+    if (i0 + lane < p.splits) {
+      const float2 ml = __ldcg(p.ws_ml + (first + i0 + lane) * R + r);
+      if (ml.y != 0.f) {
+        w = exp2_approx(ml.x - mx);
+        sum = fmaf(w, ml.y, sum);
+      }
+    }
+    const int n = min(32, p.splits - i0);
+    for (int g = 0; g < n; g += G) {
+      float x[G][PER];
+#pragma unroll
+      for (int t = 0; t < G; ++t)
+#pragma unroll
+        for (int c = 0; c < PER; ++c)
+          x[t][c] = g + t < n ? __ldcg(p.ws_o + ((first + i0 + g + t) * R + r) * D +
+                                       lane + 32 * c)
+                              : 0.f;
+#pragma unroll
+      for (int t = 0; t < G; ++t) {
+        const float wt = __shfl_sync(0xffffffffu, w, (g + t) & 31);
+        if (wt != 0.f)
+#pragma unroll
+          for (int c = 0; c < PER; ++c)
+            o[c] = fmaf(wt, x[t][c], o[c]);
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 16; k >= 1; k /= 2)
+    sum += __shfl_xor_sync(0xffffffffu, sum, k);
+  const int64_t b = bh / p.Hkv, h = (bh % p.Hkv) * p.group + r / p.L,
+                l = r % p.L;
+  T *dst = static_cast<T *>(p.out) + b * p.os[0] + h * p.os[1] + l * p.os[2];
+  const bool any = mx != -INFINITY || sum != sum; // some chunk has weight
+  const float inv = any ? 1.f / sum : 0.f;
+#pragma unroll
+  for (int c = 0; c < PER; ++c)
+    store_one<T>(dst + lane + 32 * c, any ? o[c] * inv : 0.f);
 }
 
 // How many sums a lane holds after reduce_transposed<N, LPK>.
@@ -383,76 +450,20 @@ __global__ void __launch_bounds__(kThreads)
   for (int r = 0; r < R; ++r)
     if (threadIdx.x == r)
       p.ws_ml[part + r] = make_float2(m[r], l[r]);
-}
 
-// A warp per query row: the chunks' outputs weighted by exp2(max_i - max)
-// over the weighted sums. Chunks whose sum is 0 (no key, or every score
-// -inf) take no part; a row with none is 0. The lanes read the chunks'
-// (max, sum) 32 at a time, then the outputs 8 chunks at a time, so the
-// loads of many chunks are in flight together.
-template <class T, int D, int R>
-__global__ void __launch_bounds__(kThreads)
-    attn_decode_combine(const DecodeParams p, int64_t total_rows) {
-  constexpr int PER = D / 32; // columns a lane
-  constexpr int G = 8;        // chunks' outputs read at once
-  const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (row >= total_rows)
+  // The head's last CTA to finish merges every chunk's result (the
+  // partials are fenced before the count, read from L2 after it).
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(p.done + bh, 1u) == unsigned(p.splits) - 1;
+  __syncthreads();
+  if (!last)
     return;
-  const int64_t bh = row / p.rows;
-  const int r = int(row % p.rows);
-  const int64_t first = bh * p.splits;
-  float mx = -INFINITY;
-  for (int i = lane; i < p.splits; i += 32) {
-    const float2 ml = p.ws_ml[(first + i) * R + r];
-    if (ml.y != 0.f)
-      mx = fmaxf(mx, ml.x);
-  }
-#pragma unroll
-  for (int o = 16; o >= 1; o /= 2)
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  float o[PER] = {}, sum = 0.f;
-  for (int i0 = 0; i0 < p.splits; i0 += 32) {
-    // Lane t's weight is chunk i0 + t's (0 where it takes no part).
-    float w = 0.f;
-    if (i0 + lane < p.splits) {
-      const float2 ml = p.ws_ml[(first + i0 + lane) * R + r];
-      if (ml.y != 0.f) {
-        w = exp2_approx(ml.x - mx);
-        sum = fmaf(w, ml.y, sum);
-      }
-    }
-    const int n = min(32, p.splits - i0);
-    for (int g = 0; g < n; g += G) {
-      float x[G][PER];
-#pragma unroll
-      for (int t = 0; t < G; ++t)
-#pragma unroll
-        for (int c = 0; c < PER; ++c)
-          x[t][c] = g + t < n ? p.ws_o[((first + i0 + g + t) * R + r) * D +
-                                       lane + 32 * c]
-                              : 0.f;
-#pragma unroll
-      for (int t = 0; t < G; ++t) {
-        const float wt = __shfl_sync(0xffffffffu, w, (g + t) & 31);
-        if (wt != 0.f)
-#pragma unroll
-          for (int c = 0; c < PER; ++c)
-            o[c] = fmaf(wt, x[t][c], o[c]);
-      }
-    }
-  }
-#pragma unroll
-  for (int k = 16; k >= 1; k /= 2)
-    sum += __shfl_xor_sync(0xffffffffu, sum, k);
-  const int64_t b = bh / p.Hkv, h = (bh % p.Hkv) * p.group + r / p.L,
-                l = r % p.L;
-  T *dst = static_cast<T *>(p.out) + b * p.os[0] + h * p.os[1] + l * p.os[2];
-  const bool any = mx != -INFINITY || sum != sum; // some chunk has weight
-  const float inv = any ? 1.f / sum : 0.f;
-#pragma unroll
-  for (int c = 0; c < PER; ++c)
-    store_one<T>(dst + lane + 32 * c, any ? o[c] * inv : 0.f);
+  __threadfence();
+  for (int r = warp; r < p.rows; r += kWarps)
+    combine_row<T, D, R>(p, bh, r, lane);
 }
 
 bool aligned16(const void *ptr) { return uintptr_t(ptr) % 16 == 0; }
@@ -470,21 +481,20 @@ bool rows16(const void *base, const int64_t *st, int64_t b, int64_t h,
 
 template <class T, int D, int R>
 void launch_decode(const DecodeArgs &a, DecodeParams &p, int device) {
-  Tensor ws = kiln::empty(
-      {int64_t(a.B) * a.Hkv * p.splits * R * (D + 2)}, DType::f32, a.device);
+  // Workspace: the chunks' outputs, their (max, sum), a count per head.
+  const int64_t bh = int64_t(a.B) * a.Hkv, parts = bh * p.splits * R;
+  Tensor ws = kiln::empty({parts * (D + 2) + bh}, DType::f32, a.device);
   p.ws_o = ws.data<float>();
-  p.ws_ml = reinterpret_cast<float2 *>(p.ws_o + int64_t(a.B) * a.Hkv * p.splits * R * D);
+  p.ws_ml = reinterpret_cast<float2 *>(p.ws_o + parts * D);
+  p.done = reinterpret_cast<unsigned *>(p.ws_o + parts * (D + 2));
   cudaStream_t st = stream_of(device);
-  const int64_t blocks = int64_t(a.B) * a.Hkv * p.splits;
+  cuda_check(cudaMemsetAsync(p.done, 0, size_t(bh) * sizeof(unsigned), st), kFn,
+             "cudaMemsetAsync");
+  const int64_t blocks = bh * p.splits;
   dim3 grid{unsigned(blocks)}, block{unsigned(kThreads)};
   attn_decode_kernel<T, D, R><<<grid, block, 0, st>>>(p);
   after_launch("scaled_dot_product_attention", "decode", a.dtype,
                blocks * kThreads, grid, block, device);
-  const int64_t rows = int64_t(a.B) * a.Hkv * p.rows;
-  dim3 cgrid{unsigned((rows + kWarps - 1) / kWarps)};
-  attn_decode_combine<T, D, R><<<cgrid, block, 0, st>>>(p, rows);
-  after_launch("scaled_dot_product_attention", "decode combine", a.dtype,
-               rows * D, cgrid, block, device);
 }
 
 template <class T, int D>

@@ -286,12 +286,13 @@ bool attention_shape(const Dims &q, const Dims &k, const Dims &v,
 
 namespace {
 
-// The decode kernels' operands (kiln::detail::DecodeArgs) for these tensors, or
-// false where they do not apply (then the eager expression runs).
+// The decode kernels' operands (kiln::detail::DecodeArgs) for these
+// tensors: nullptr, or why they do not apply (then the eager expression
+// runs; KILN_LOGS=kernels prints it).
 const char *decode_args(const Tensor &q, const std::vector<Tensor> &k,
-                 const std::vector<Tensor> &v, const Tensor &k_cat,
-                 const Tensor &v_cat, std::optional<double> scale,
-                 kiln::detail::DecodeArgs &a, Dims &out_shape) {
+                        const std::vector<Tensor> &v, const Tensor &k_cat,
+                        const Tensor &v_cat, std::optional<double> scale,
+                        kiln::detail::DecodeArgs &a, Dims &out_shape) {
   const size_t n = k.size();
   if (!q.defined() || !q.device().is_cuda() || n < 1 ||
       n > size_t(kiln::detail::kMaxKvPieces) || v.size() != n || q.dim() < 3)

@@ -82,7 +82,7 @@ void cuda_attention(const AttnArgs &a);
 // head dims, no engine, cuDNN absent or the backend is Kiln), and then
 // nothing was queued.
 bool cudnn_attention(const AttnArgs &a);
-// The split-key decode kernels (cuda/attention_decode.cu), two launches:
+// The split-key decode kernel (cuda/attention_decode.cu), one launch:
 // false when they do not take the case (dtype, head dims other than 64 and
 // 128, more than kMaxDecodeRows query rows a key/value head, unaligned
 // rows; a CPU-only build), and then nothing was queued.

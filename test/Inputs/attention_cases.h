@@ -334,7 +334,7 @@ inline int run_attention(kiln::Device dev) {
     }
   }
   // Decoding against a cache (grouped-query heads: 4 over 2; one query row,
-  // then two): on CUDA the decode kernels' two launches after the kernel
+  // then two): on CUDA the decode kernel's one launch after the kernel
   // scaling the new key (f64: the cats' copies and the attention kernel);
   // the CPU joins the pieces, then attends.
   for (kiln::DType dt : {kiln::DType::f32, kiln::DType::f64,
@@ -350,7 +350,7 @@ inline int run_attention(kiln::Device dev) {
       Tensor keys = kiln::cat({c(kc), c(kn) * 0.5}, -2),
              values = kiln::cat({c(vc), c(vn)}, -2);
       const bool cuda = dev.is_cuda();
-      const int64_t pieces = !cuda ? -1 : dt == kiln::DType::f64 ? k(4) : k(3);
+      const int64_t pieces = !cuda ? -1 : dt == kiln::DType::f64 ? k(4) : k(2);
       check("decode_step" + at, dt,
             [&] { return V{decode_step(q, kc, vc, kn, vn)}; }, pieces,
             reference(q, keys, values, Tensor(), false, none));

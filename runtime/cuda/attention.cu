@@ -1,8 +1,8 @@
 // Eager CUDA scaled dot-product attention: kiln::detail::cuda_attention
 // (semantics in src/attention_impl.h). cuDNN's fused attention where it
 // takes the case (attention_cudnn.cu); else, for few query rows a key/value
-// head and no mask (decoding), the split-key decode kernels
-// (attention_decode.cu, two launches); else one launch of one of three
+// head and no mask (decoding), the split-key decode kernel
+// (attention_decode.cu, one launch); else one launch of one of three
 // kernels, chosen on the host:
 //
 // attn_flash_kernel<T, D> - f16/bf16 with D == Dv in {64, 128}, unit last
@@ -164,11 +164,6 @@ template <class T> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
   return u;
 }
 
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 // Which (batch * head, query block) this CTA computes. Causal: the query
 // blocks with the most keys go first, across all heads, so the short ones
@@ -1133,17 +1128,11 @@ __global__ void __launch_bounds__(TiledShape<CV>::kThreads,
 
 namespace {
 
-bool aligned16(const void *ptr) { return uintptr_t(ptr) % 16 == 0; }
-
 // True when every (batch, head, row) start of an operand is 16-byte aligned
 // and its rows are whole 16-byte pieces (e elements each) of unit stride.
 bool rows_vectorizable(const void *base, const int64_t *st, int64_t B,
                        int64_t H, int64_t rows, int64_t cols, int64_t e) {
-  auto ok = [&](int64_t size, int64_t stride) {
-    return size <= 1 || stride % e == 0;
-  };
-  return aligned16(base) && st[3] == 1 && cols % e == 0 && ok(B, st[0]) &&
-         ok(H, st[1]) && ok(rows, st[2]);
+  return st[3] == 1 && cols % e == 0 && rows_aligned16(base, st, B, H, rows, e);
 }
 
 // The first launch on `device` needing more than the default 48 KB of
@@ -1260,10 +1249,10 @@ void launch_attention(const AttnArgs &a, AttnParams &p, int device) {
 // not causal: the split-key decode kernels (attention_decode.cu), which
 // spread a head's keys over many CTAs where the kernels above give one CTA
 // all of them. False (nothing queued) where they do not take the case.
+// (cuda_decode_attention checks the heads, rows, head dims and alignment.)
 bool few_rows(const AttnArgs &a) {
-  if (a.mask || a.causal || a.Hkv < 1 || a.Hq % a.Hkv != 0 ||
-      a.L * (a.Hq / a.Hkv) > kMaxDecodeRows || a.q_stride[3] != 1 ||
-      a.k_stride[3] != 1 || a.v_stride[3] != 1)
+  if (a.mask || a.causal || a.q_stride[3] != 1 || a.k_stride[3] != 1 ||
+      a.v_stride[3] != 1)
     return false;
   DecodeArgs d;
   d.dtype = a.dtype;

@@ -105,14 +105,7 @@ template <class T> __device__ __forceinline__ void store_one(void *p, float x) {
     *static_cast<__half *>(p) = __float2half_rn(x);
 }
 
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// Element offset of key j's row (piece `pc`, its row j - start[pc]) in
-// batch b, head h, for strides st[pc].
+// The piece that holds key j (its row j - start[piece] there).
 __device__ __forceinline__ int piece_of(const DecodeParams &p, int j) {
   int pc = 0;
 #pragma unroll
@@ -332,8 +325,9 @@ __global__ void __launch_bounds__(kThreads)
     int idx = 0;
     constexpr int kN = reduce_steps<N, LPK>();
     reduce_transposed<N, LPK>(d, sub, idx);
-    // Lanes whose sums are repeats (fewer sums than lanes) do not write.
-    if (sub % (LPK * kN / N > 0 ? LPK * kN / N : 1) == 0)
+    // With fewer sums than lanes, LPK / N lanes hold each: one writes.
+    constexpr int kRepeats = N >= LPK ? 1 : LPK / N;
+    if (sub % kRepeats == 0)
 #pragma unroll
       for (int t = 0; t < kN; ++t) {
         const int i = idx + t, u = i / R, r = i % R, j = j0 + u * STEP;
@@ -466,19 +460,6 @@ __global__ void __launch_bounds__(kThreads)
     combine_row<T, D, R>(p, bh, r, lane);
 }
 
-bool aligned16(const void *ptr) { return uintptr_t(ptr) % 16 == 0; }
-
-// 16-byte rows: unit column stride (the caller's) and the stride of every
-// dim of more than one element a multiple of the elements in 16 bytes.
-bool rows16(const void *base, const int64_t *st, int64_t b, int64_t h,
-            int64_t rows, int e) {
-  const int64_t n[3] = {b, h, rows};
-  for (int d = 0; d < 3; ++d)
-    if (n[d] > 1 && st[d] % e != 0)
-      return false;
-  return aligned16(base);
-}
-
 template <class T, int D, int R>
 void launch_decode(const DecodeArgs &a, DecodeParams &p, int device) {
   // Workspace: the chunks' outputs, their (max, sum), a count per head.
@@ -529,17 +510,17 @@ bool cuda_decode_attention(const DecodeArgs &a) {
   if (rows < 1 || rows > kMaxDecodeRows || a.S > INT32_MAX || a.B < 1)
     return false;
   const int e = 16 / element_size(a.dtype);
-  if (!rows16(a.q, a.q_stride, a.B, a.Hq, a.L, e) ||
-      !rows16(a.out, a.o_stride, a.B, a.Hq, a.L, e))
+  if (!rows_aligned16(a.q, a.q_stride, a.B, a.Hq, a.L, e) ||
+      !rows_aligned16(a.out, a.o_stride, a.B, a.Hq, a.L, e))
     return false;
   for (int i = 0; i < a.pieces; ++i) {
     const int64_t len = a.start[i + 1] - a.start[i];
-    if (!rows16(a.k[i], a.k_stride[i], a.B, a.Hkv, len, e) ||
-        !rows16(a.v[i], a.v_stride[i], a.B, a.Hkv, len, e))
+    if (!rows_aligned16(a.k[i], a.k_stride[i], a.B, a.Hkv, len, e) ||
+        !rows_aligned16(a.v[i], a.v_stride[i], a.B, a.Hkv, len, e))
       return false;
   }
-  if ((a.k_out && !rows16(a.k_out, a.ko_stride, a.B, a.Hkv, a.S, e)) ||
-      (a.v_out && !rows16(a.v_out, a.vo_stride, a.B, a.Hkv, a.S, e)))
+  if ((a.k_out && !rows_aligned16(a.k_out, a.ko_stride, a.B, a.Hkv, a.S, e)) ||
+      (a.v_out && !rows_aligned16(a.v_out, a.vo_stride, a.B, a.Hkv, a.S, e)))
     return false;
 
   const int device = a.device.index;

@@ -51,4 +51,12 @@ inline int64_t grid_for(int64_t work, int threads) {
   return blocks < 1 ? 1 : blocks < INT32_MAX ? blocks : INT32_MAX;
 }
 
+// 2^x by the SFU (ex2.approx.ftz: 2 ulp, subnormals flushed), for the
+// attention kernels' softmax with log2(e) folded into the scale.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 } // namespace kiln::detail

@@ -82,6 +82,20 @@ void cuda_attention(const AttnArgs &a);
 // head dims, no engine, cuDNN absent or the backend is Kiln), and then
 // nothing was queued.
 bool cudnn_attention(const AttnArgs &a);
+// Whether every (batch, head, row) start of an operand is 16-byte
+// aligned: `base` is, and each of the strides st[0..2] ([batch, head,
+// row], in elements) of a dim of more than one element is a multiple of
+// the e elements in 16 bytes. (The caller checks the column stride and
+// the row's length.)
+inline bool rows_aligned16(const void *base, const int64_t *st, int64_t B,
+                           int64_t H, int64_t rows, int64_t e) {
+  const int64_t n[3] = {B, H, rows};
+  for (int d = 0; d < 3; ++d)
+    if (n[d] > 1 && st[d] % e != 0)
+      return false;
+  return reinterpret_cast<uintptr_t>(base) % 16 == 0;
+}
+
 // The split-key decode kernel (cuda/attention_decode.cu), one launch:
 // false when they do not take the case (dtype, head dims other than 64 and
 // 128, more than kMaxDecodeRows query rows a key/value head, unaligned

@@ -156,9 +156,7 @@ bool Capturer::exec(const Stmt *s, Flow &flow) {
                                   "eagerly and its statements are compiled "
                                   "on their own");
   case Stmt::CXXForRangeStmtClass:
-    return fail(s->getBeginLoc(), "a range-based 'for' loop is not unrolled: "
-                                  "it runs eagerly and its body is compiled "
-                                  "on its own");
+    return exec_range_for(cast<CXXForRangeStmt>(s), flow);
   default:
     break;
   }
@@ -396,6 +394,13 @@ bool Capturer::var_decl(const VarDecl *vd) {
       st.aliases[vd] = *id;
       return true;
     }
+    if (x->isGLValue() && !isa<MaterializeTemporaryExpr>(x) &&
+        is_tensor_vector(t))
+      // The reference would see later push_backs to the vector; a copy of
+      // its value would not.
+      return fail(vd->getLocation(), "a reference to a std::vector of "
+                                     "tensors is not supported yet (use the "
+                                     "vector itself, or a copy)");
     if (x->isGLValue() && !isa<MaterializeTemporaryExpr>(x)) {
       // A reference to a closure or tuple names its value.
       std::optional<Value> v = eval(x);
@@ -442,6 +447,13 @@ bool Capturer::var_decl(const VarDecl *vd) {
       st.replays.push_back({id, Replay{vd, init, nullptr}});
     return true;
   }
+  if (is_tensor_vector(t) && !t->isReferenceType()) {
+    std::optional<Value> v = list_init(vd, init);
+    if (!v)
+      return false;
+    st.names[vd] = *v;
+    return true;
+  }
   const auto *rd = t.getNonReferenceType()->getAsCXXRecordDecl();
   if ((rd && rd->isLambda()) || tensor_tuple_arity(t.getNonReferenceType()) ||
       is_tensor_vector(t)) {
@@ -467,8 +479,15 @@ bool Capturer::expr_stmt(const Expr *e) {
   if (const auto *x = dyn_cast<ExprWithCleanups>(s))
     s = x->getSubExpr();
   s = s->IgnoreParens();
+  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(s);
+      mc && is_tensor_vector(mc->getImplicitObjectArgument()->getType()))
+    return list_method(mc);
   if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(s);
       oc && oc->getNumArgs() == 2 && is_kiln_tensor(oc->getArg(0)->getType())) {
+    const Expr *vec = nullptr, *index = nullptr;
+    if (oc->getOperator() == OO_Equal &&
+        tensor_vector_element(skip(oc->getArg(0)), vec, index))
+      return list_assign(vec, index, oc->getArg(1));
     if (oc->getOperator() == OO_Equal)
       return assign_tensor(oc->getArg(0), oc->getArg(1), oc->getOperatorLoc());
     switch (oc->getOperator()) {

@@ -348,6 +348,24 @@ std::optional<APValue> Capturer::fold(const Expr *e) {
     return fold_binary(b->getOpcode(), *l, *r, b->getLHS()->getType(),
                        b->getType());
   }
+  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(e);
+      mc && is_tensor_vector(mc->getImplicitObjectArgument()->getType())) {
+    // size() and empty() of a std::vector of tensors the region builds:
+    // its length is known.
+    const CXXMethodDecl *m = mc->getMethodDecl();
+    llvm::StringRef name = m && m->getIdentifier() ? m->getName() : "";
+    const Value *l = list_ref(mc->getImplicitObjectArgument());
+    if (!l || mc->getNumArgs() != 0)
+      return std::nullopt;
+    if (name == "empty")
+      return bool_value(l->elems.empty());
+    if (name == "size" && mc->getType()->isIntegerType())
+      return APValue(llvm::APSInt(
+          llvm::APInt(unsigned(ctx_.getTypeSize(mc->getType())),
+                      uint64_t(l->elems.size())),
+          mc->getType()->isUnsignedIntegerOrEnumerationType()));
+    return std::nullopt;
+  }
   if (const auto *mc = dyn_cast<CXXMemberCallExpr>(e)) {
     // t.defined() of a tensor the region holds: false for `Tensor t;` not
     // assigned yet, true for any tensor value (one the region made, or an

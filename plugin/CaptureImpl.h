@@ -13,6 +13,7 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/Expr.h>
 #include <clang/AST/ExprCXX.h>
+#include <clang/AST/StmtCXX.h>
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
@@ -70,7 +71,7 @@ struct Value {
   // assigning it, defined() and passing it as an optional argument (a
   // norm's weight, linear's bias) are captured; any other use is where
   // the region ends, and runs eagerly.
-  enum Kind : uint8_t { None, Tensor, Scalar, Tuple, Closure, Undefined, Pieces };
+  enum Kind : uint8_t { None, Tensor, Scalar, Tuple, Closure, Undefined, Pieces, List };
   Kind kind = None;
   ir::NodeId node = -1; // Tensor; Scalar when known only at run time
   int storage = -1;     // Tensor: which storage it shares (State::storages)
@@ -81,7 +82,10 @@ struct Value {
   const Expr *contiguous_of = nullptr; // the tensor contiguous() was called on
   std::optional<APValue> known; // Scalar known at compile time
   QualType type;                // Scalar: its C++ type
-  std::vector<Value> elems;     // Tuple
+  // Tuple: its members. List: a std::vector<kiln::Tensor> the region
+  // builds (declared in it, filled by push_back/emplace_back or braces):
+  // its tensors, in order; its length is known at compile time.
+  std::vector<Value> elems;
   int closure = -1;             // Closure: State::closures
   // Pieces: what `node.split(size, d)` or `node.chunk(chunks, d)` returned
   // (a std::vector of views, `storage` theirs): the piece op's operands
@@ -187,16 +191,25 @@ struct State {
   // values, f(-1, value) for bound names and closures' copies (handles of
   // one storage share its elements wherever they are held). Stops at the
   // first f that returns true, and says whether one did.
+  // (A List's tensors are visited one by one: each shares its storage.)
   template <class F> bool any_held(F &&f) {
+    auto visit = [&](SlotId sid, Value &v) {
+      if (v.kind != Value::List)
+        return f(sid, v);
+      for (Value &e : v.elems)
+        if (f(SlotId(-1), e))
+          return true;
+      return false;
+    };
     for (auto &[sid, v] : values)
-      if (f(sid, v))
+      if (visit(sid, v))
         return true;
     for (auto &[d, v] : names)
-      if (f(SlotId(-1), v))
+      if (visit(SlotId(-1), v))
         return true;
     for (Closure &c : closures)
       for (auto &[d, v] : c.copies)
-        if (f(SlotId(-1), v))
+        if (visit(SlotId(-1), v))
           return true;
     return false;
   }
@@ -275,6 +288,15 @@ private:
   bool decl(const Decl *d);
   bool var_decl(const VarDecl *vd);
   bool expr_stmt(const Expr *e);
+  // std::vector<kiln::Tensor> locals the region builds (Value::List).
+  std::optional<Value> list_init(const VarDecl *vd, const Expr *init);
+  Value *list_ref(const Expr *e);
+  bool list_method(const CXXMemberCallExpr *mc);
+  bool list_assign(const Expr *vec, const Expr *index, const Expr *rhs);
+  bool exec_range_for(const CXXForRangeStmt *f, Flow &flow);
+  // The tensors of a vector argument (a List, or chunk()'s pieces with a
+  // constant count), for cat and stack.
+  std::optional<std::vector<ir::NodeId>> vector_tensors(const Expr *e);
   bool scalar_update(const Expr *e); // i++, i += 2, n = n * 2
   std::optional<bool> condition(const Expr *cond, SourceLocation at);
   bool guardable(const Expr *cond, std::string &why);

@@ -467,7 +467,8 @@ std::optional<Value> Capturer::attention(const CallExpr *c) {
 }
 
 // cat({t0, ...}, dim) and stack({t0, ...}, dim) (kiln/join.h): the
-// tensors written in braces, the dim a compile-time constant. A cat node
+// tensors written in braces, or a std::vector of them the region built
+// (or chunk()'s pieces: vector_tensors), the dim a compile-time constant. A cat node
 // (the runtime's op runs it); stack is cat of each tensor unsqueezed at dim
 // (views), as the eager op is.
 std::optional<Value> Capturer::join(const CallExpr *c, bool stack) {
@@ -483,12 +484,27 @@ std::optional<Value> Capturer::join(const CallExpr *c, bool stack) {
     if (const auto *il = dyn_cast<CXXStdInitializerListExpr>(
             peel(ctor->getArg(0), value_cast)))
       list = dyn_cast<InitListExpr>(peel(il->getSubExpr(), value_cast));
-  if (!list || list->getNumInits() == 0)
-    return fail_value(c->getArg(0)->getBeginLoc(),
-                      "the tensors of " + name +
-                          " must be written in braces ({a, b}) in a compiled "
-                          "function (a std::vector variable is not supported "
-                          "yet)");
+  // Or a std::vector the region built, or chunk()'s pieces.
+  std::vector<ir::NodeId> tensors;
+  if (list) {
+    if (list->getNumInits() == 0)
+      return fail_value(c->getArg(0)->getBeginLoc(),
+                        name + " of no tensors raises; it runs eagerly");
+    for (const Expr *e : list->inits()) {
+      std::optional<ir::NodeId> t = operand(e);
+      if (!t)
+        return std::nullopt;
+      tensors.push_back(*t);
+    }
+  } else {
+    std::optional<std::vector<ir::NodeId>> ts = vector_tensors(c->getArg(0));
+    if (!ts)
+      return std::nullopt;
+    if (ts->empty())
+      return fail_value(c->getArg(0)->getBeginLoc(),
+                        name + " of no tensors raises; it runs eagerly");
+    tensors = std::move(*ts);
+  }
   const Expr *dim_arg = c->getArg(1);
   if (const auto *d = dyn_cast<CXXDefaultArgExpr>(dim_arg))
     dim_arg = d->getExpr();
@@ -496,17 +512,14 @@ std::optional<Value> Capturer::join(const CallExpr *c, bool stack) {
   if (!dim)
     return std::nullopt;
   llvm::SmallVector<ir::NodeId, 8> operands;
-  for (const Expr *e : list->inits()) {
-    std::optional<ir::NodeId> t = operand(e);
-    if (!t)
-      return std::nullopt;
+  for (ir::NodeId t : tensors) {
     if (stack) {
-      ir::NodeId u = add_op(ir::Op::Unsqueeze, {*t, int_constant(*dim, dim_arg)},
-                            e->getBeginLoc());
-      st.dclass[u] = st.dclass[*t];
+      ir::NodeId u = add_op(ir::Op::Unsqueeze, {t, int_constant(*dim, dim_arg)},
+                            c->getArg(0)->getBeginLoc());
+      st.dclass[u] = st.dclass[t];
       t = u;
     }
-    operands.push_back(*t);
+    operands.push_back(t);
   }
   operands.push_back(int_constant(*dim, dim_arg));
   ir::NodeId r = add_op(ir::Op::Cat, operands, c->getExprLoc());
@@ -526,7 +539,7 @@ std::optional<Value> Capturer::pieces(const Expr *e) {
     return pieces(ce->getArg(0));
   if (const auto *dre = dyn_cast<DeclRefExpr>(s)) {
     std::optional<Value> v = name_value(dre);
-    if (v && v->kind != Value::Pieces)
+    if (v && v->kind != Value::Pieces && v->kind != Value::List)
       return fail_value(dre->getLocation(), "this std::vector of tensors is "
                                             "not supported yet");
     return v;
@@ -537,8 +550,9 @@ std::optional<Value> Capturer::pieces(const Expr *e) {
   if (!mc || !is_kiln_tensor(mc->getImplicitObjectArgument()->getType()) ||
       (name != "split" && name != "chunk") || mc->getNumArgs() != 2)
     return fail_value(s->getExprLoc(),
-                      "a std::vector of tensors is captured only as what "
-                      "split() or chunk() returns (indexed with constants)");
+                      "a std::vector of tensors is captured only as a local "
+                      "the region fills (push_back, braces) or what split() "
+                      "or chunk() returns");
   const Expr *obj = mc->getImplicitObjectArgument();
   std::optional<Value> x = tensor(obj);
   if (!x)
@@ -582,6 +596,18 @@ std::optional<Value> Capturer::piece(const Expr *vec, const Expr *index,
   std::optional<Value> p = pieces(vec);
   if (!p)
     return std::nullopt;
+  if (p->kind == Value::List) {
+    std::optional<int64_t> i =
+        constant_int(index, "index into a std::vector of tensors");
+    if (!i)
+      return std::nullopt;
+    if (*i < 0 || *i >= int64_t(p->elems.size()))
+      return fail_value(index->getBeginLoc(),
+                        "index " + std::to_string(*i) +
+                            " is out of range for a std::vector of " +
+                            std::to_string(p->elems.size()) + " tensors");
+    return p->elems[size_t(*i)];
+  }
   std::optional<int64_t> i =
       constant_int(index, "index into what split() or chunk() returns");
   if (!i)

@@ -293,6 +293,7 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
         break;
     }
     Region region;
+    const Failure stop = end_fail; // why the statements after j cannot join
     while (j > i) {
       const std::vector<State> &at = history[j - i - 1];
       bool returned = llvm::all_of(
@@ -301,6 +302,15 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
       Failure f;
       if (finalize(at, stmts.slice(i, j - i), stmts.slice(j), whole, region, f))
         break;
+      // A local the region cannot hand on: say also why the region ends
+      // where it does, which is usually what the user can change.
+      if (!stop.reason.empty() && !stop.silent && stop.loc.isValid()) {
+        const SourceManager &sm = ctx_.getSourceManager();
+        f.reason += " (the region ends at line " +
+                    std::to_string(sm.getPresumedLineNumber(
+                        sm.getExpansionLoc(stop.loc))) +
+                    ": " + stop.reason + ")";
+      }
       if (j == i + 1)
         first_fail = f;
       end_fail = f;

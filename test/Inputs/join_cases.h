@@ -114,6 +114,50 @@ COMPILE Tensor split_third(const Tensor &x, int64_t n) {
   return x.split(n, 0).at(2) * 2.0;
 }
 
+// std::vector<Tensor> locals the region builds: filled by push_back in a
+// loop of constant trip count, walked by range-based for (by const
+// reference, and by reference assigning its elements), measured by
+// size() / empty(), an element assigned, then joined; chunk()'s pieces
+// joined whole (a constant count: each piece checked by the host).
+COMPILE Tensor list_heads(const Tensor &x) {
+  std::vector<Tensor> outs;
+  outs.reserve(3);
+  for (int h = 0; h < 3; ++h)
+    outs.emplace_back(kiln::sin(x * double(h + 1)));
+  return kiln::cat(outs, -1);
+}
+COMPILE std::tuple<Tensor, Tensor> list_walk(const Tensor &x, const Tensor &y) {
+  std::vector<Tensor> xs = {x, y};
+  xs.push_back(x * y);
+  Tensor acc = x * 0.5;
+  for (const Tensor &t : xs)
+    acc = acc + kiln::exp(t);
+  for (auto &t : xs)
+    t = t * 2.0;
+  if (xs.size() == 3 && !xs.empty())
+    acc = acc - xs[2];
+  xs[0] = acc;
+  xs.pop_back();
+  return {acc, kiln::stack(xs, 0)};
+}
+// In place through the loop's reference: the element's tensor changes.
+COMPILE Tensor list_inplace(const Tensor &x, const Tensor &y) {
+  std::vector<Tensor> v = {x * 2.0, y + 1.0};
+  for (Tensor &t : v)
+    t += 1.0;
+  return v[0] * v[1];
+}
+COMPILE Tensor list_pieces(const Tensor &x) {
+  auto parts = x.chunk(4, -1);
+  std::vector<Tensor> outs;
+  for (int i = 0; i < 4; ++i)
+    outs.push_back(kiln::sin(parts[i]) * double(i + 1));
+  return kiln::cat(outs, -1);
+}
+COMPILE Tensor chunk_joined(const Tensor &x) {
+  return kiln::cat(kiln::exp(x).chunk(3, -1), -1) + 1.0;
+}
+
 namespace join_cases {
 
 // rope's reference with loops in float64 (q's last dim even or odd).
@@ -245,6 +289,31 @@ inline int run_join(kiln::Device dev) {
       check("split(3, 0).at(2)", dt, [&] { return V{split_third(r, 3)}; }, 1, 0,
             k(1), {f64(r).slice(0, 6, 7) * 2.0});
     }
+    {
+      Tensor x = input({3, 8}, dt, 50), y = input({3, 8}, dt, 51);
+      Tensor x64 = f64(x), y64 = f64(y);
+      check("list_heads", dt, [&] { return V{list_heads(x)}; }, 1, 0, -1,
+            {kiln::cat({kiln::sin(x64), kiln::sin(x64 * 2.0), kiln::sin(x64 * 3.0)}, -1)});
+      Tensor acc = x64 * 0.5 + kiln::exp(x64) + kiln::exp(y64) +
+                   kiln::exp(x64 * y64) - x64 * y64 * 2.0;
+      check("list_walk", dt,
+            [&] {
+              auto [a, b] = list_walk(x, y);
+              return V{a, b};
+            },
+            1, 0, -1, {acc, kiln::stack({acc, y64 * 2.0}, 0)});
+      check("list_inplace", dt, [&] { return V{list_inplace(x, y)}; }, 1, 0, -1,
+            {(x64 * 2.0 + 1.0) * (y64 + 2.0)});
+      // 8 columns in chunks of 2.
+      std::vector<Tensor> ref;
+      for (int64_t i = 0; i < 4; ++i)
+        ref.push_back(kiln::sin(x64.slice(1, 2 * i, 2 * i + 2)) * double(i + 1));
+      check("list_pieces", dt, [&] { return V{list_pieces(x)}; }, 1, 0, -1,
+            {kiln::cat(ref, -1)});
+      // 8 columns in 3 chunks: 3, 3 and 2, joined again.
+      check("chunk_joined", dt, [&] { return V{chunk_joined(x)}; }, 1, 0, -1,
+            {kiln::exp(x64) + 1.0});
+    }
     Tensor x = input({7, 3}, dt, 8);
     check("int_div", dt, [&] { return V{int_div(x, 2)}; }, 1, 0, k(1),
           {f64(x).slice(0, 0, 3) * 2.0});
@@ -278,6 +347,21 @@ inline int run_join(kiln::Device dev) {
                                    [&] { return split_third(r, 4); });
     falls_back("a piece past the last runs the original body",
                [&] { return split_third(r, 4); });
+  }
+  // chunk(3) of 4 columns is 2 pieces of 2: the host's check of the third
+  // fails and the original body joins the two (as eager does).
+  {
+    Tensor r = input({2, 4}, kiln::f32, 37);
+    falls_back("chunk(3) of 4 columns (two pieces) runs the original body",
+               [&] { return chunk_joined(r); });
+    kiln::set_compiled_enabled(false);
+    Tensor want = chunk_joined(r);
+    kiln::set_compiled_enabled(true);
+    const bool same = chunk_joined(r).sizes() == want.sizes() &&
+                      kiln::max_abs_diff(chunk_joined(r), want) == 0;
+    std::printf("%s: chunk(3) of 4 columns joins two pieces\n",
+                same ? "ok" : "MISMATCH");
+    capture_compare::g_mismatches += !same;
   }
   // Shapes cat rejects: the guard fails, the original body raises.
   {

@@ -202,12 +202,20 @@ FunctionCode eager_function(const FunctionSpec &spec) {
       os << "}));\n";
       continue;
     }
-    if (ir::is_view(n.op)) { // the method, through its ViewKind
-      os << a(0) << ".apply_view(kiln::ViewKind::" << info.enum_name
+    if (ir::is_view(n.op)) {
+      // The method, through its ViewKind. Where it raises, the original
+      // body runs, as the compiled code's view check does: it raises there
+      // too, unless the graph holds a view the body does not make (chunk's
+      // pieces joined whole, past the pieces there are).
+      os << "kiln::Tensor();\n  try {\n    " << v(id) << " = " << a(0)
+         << ".apply_view(kiln::ViewKind::" << info.enum_name
          << ", std::vector<int64_t>{";
       for (size_t k = 1; k < n.operands.size(); ++k)
         os << (k > 1 ? ", " : "") << "int64_t(" << a(k) << ")";
-      os << "});\n";
+      os << "});\n  } catch (const kiln::Error &) {\n    return "
+            "kiln::rt::guard_failed(\""
+         << spec.user_name << "\", \"" << info.name
+         << " raises in eager for these shapes\");\n  }\n";
       continue;
     }
     if (n.op == Op::Matmul || n.op == Op::Bmm) {

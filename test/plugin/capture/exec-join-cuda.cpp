@@ -9,6 +9,8 @@
 // CHECK: ok: rope with cos [3, 9] against q [.., 8] raises
 // CHECK: ok: split(4, 0).at(2) of 7 rows raises
 // CHECK: ok: a piece past the last runs the original body
+// CHECK: ok: chunk(3) of 4 columns (two pieces) runs the original body
+// CHECK: ok: chunk(3) of 4 columns joins two pieces
 // CHECK: ok: cat of [3, 4] and [5, 3] along dim 0 raises
 // CHECK: ok: a cat eager rejects runs the original body
 // CHECK: {{[0-9]+}} cases, 0 mismatches

@@ -216,10 +216,11 @@ struct Base {
   return z + std::cbrt(double(f)) + std::log1p(double(g));
 }
 
-// 23. cat of tensors not written in braces (here chunk's std::vector).
+// 23. cat of pieces whose number is known only at run time (split's
+// std::vector; chunk's with a constant count is captured: exec-join).
 [[kiln::compile]] Tensor cat_of_vector(const Tensor &x) {
   Tensor y = kiln::exp(x);
-  Tensor z = kiln::cat(y.chunk(2, 0), 1); // expected-remark {{the tensors of 'kiln::cat' must be written in braces ({a, b}) in a compiled function (a std::vector variable is not supported yet)}}
+  Tensor z = kiln::cat(y.split(2, 0), 1); // expected-remark {{joining what split(), or chunk() of a run-time count, returns is not supported yet: the number of pieces is known only at run time (join them with constant indices in braces)}}
   return z + 1;
 }
 
@@ -310,7 +311,7 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   return y + 1;
 }
 [[kiln::compile]] Tensor pieces_later(const Tensor &x) {
-  auto parts = kiln::exp(x).chunk(2, -1); // expected-warning {{cannot compile 'pieces_later': 'parts' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet; 'pieces_later' runs eagerly}}
+  auto parts = kiln::exp(x).chunk(2, -1); // expected-warning {{cannot compile 'pieces_later': 'parts' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet (the region ends at line 315: call to 'log_tensor' is not supported yet (no body to inline)); 'pieces_later' runs eagerly}}
   log_tensor(parts[0]);
   return parts[1] + 1;
 }
@@ -321,4 +322,33 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   std::vector<Tensor> parts = kiln::exp(x).chunk(2, -1); // expected-remark {{'parts' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet}}
   Tensor &h = parts[0]; // expected-remark {{a non-const reference to an element of what split() or chunk() returns is not supported yet (bind a const reference or a Tensor)}}
   return h * 2;
+}
+
+// 30. A std::vector of tensors the region declares is captured (exec-join
+// runs those: push_back in unrolled loops, range-based for, size(),
+// element assignment, cat and stack of it); what is not: a walk over
+// what chunk() returns (its length is known only at run time), a reference
+// to such a vector, methods other than push_back / emplace_back / clear /
+// pop_back / reserve, an index past the end, a vector from outside.
+[[kiln::compile]] Tensor walk_chunks(const Tensor &x) {
+  Tensor y = kiln::exp(x);
+  for (const Tensor &p : y.chunk(2, -1)) // expected-remark {{a range-based 'for' over what split() or chunk() returns is not unrolled: the number of pieces is known only at run time (index them with constants, or join them with kiln::cat); the loop runs eagerly and its body is compiled on its own}}
+    log_tensor(p * 2);
+  return y + 1;
+}
+[[kiln::compile]] Tensor list_insert(const Tensor &x) {
+  std::vector<Tensor> v = {kiln::exp(x)}; // expected-warning {{cannot compile 'list_insert': 'v' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet (the region ends at line 341: std::vector's 'insert' on a vector of tensors is not supported yet (push_back, emplace_back, clear, pop_back and reserve are)); 'list_insert' runs eagerly}}
+  v.insert(v.begin(), x);
+  return v[0] + 1;
+}
+[[kiln::compile]] Tensor list_ref_to(const Tensor &x) {
+  std::vector<Tensor> v; // expected-warning {{cannot compile 'list_ref_to': 'v' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet (the region ends at line 347: a reference to a std::vector of tensors is not supported yet (use the vector itself, or a copy)); 'list_ref_to' runs eagerly}}
+  v.push_back(kiln::exp(x));
+  std::vector<Tensor> &r = v;
+  return r[0] + 1;
+}
+[[kiln::compile]] Tensor list_past_end(const Tensor &x) {
+  std::vector<Tensor> v = {x, x * 2}; // expected-warning {{cannot compile 'list_past_end': 'v' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet (the region ends at line 353: index 2 is out of range for a std::vector of 2 tensors); 'list_past_end' runs eagerly}}
+  Tensor y = kiln::exp(v[1]);
+  return y + v[2];
 }

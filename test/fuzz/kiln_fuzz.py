@@ -309,6 +309,18 @@ def render_stmts(stmts, ind, fn, out, ref=False):
                 out.append("%s} else {" % p)
                 render_stmts(s.orelse, ind + 1, fn, out, ref)
             out.append("%s}" % p)
+        elif s.kind == "list":
+            # A std::vector the region builds, walked by a range-based for
+            # (its own block: the vector lives only here).
+            items, loop = s.attrs["items"], "e%d" % ind
+            out.append("%s{" % p)
+            out.append("%s  std::vector<Tensor> %s = {%s};" % (p, s.name, ", ".join(items[:2])))
+            for it in items[2:]:
+                out.append("%s  %s.push_back(%s);" % (p, s.name, it))
+            out.append("%s  for (const Tensor &%s : %s)" % (p, loop, s.name))
+            out.append("%s    %s = %s;" % (p, s.attrs["target"],
+                                           render_expr(list_step(s, loop), ref)))
+            out.append("%s}" % p)
         elif s.kind == "for":
             n = s.attrs["count"]
             out.append("%sfor (int i%d = 0; i%d < %s; ++i%d) {" % (p, ind, ind, n, ind))
@@ -662,6 +674,12 @@ def check_stmts(stmts, sc, fn, strict):
         elif s.kind == "log":
             if s.name not in sc.vars:
                 raise Invalid("'%s' is not declared" % s.name)
+        elif s.kind == "list":
+            target = s.attrs["target"]
+            if target not in sc.vars or any(x not in sc.vars for x in s.attrs["items"]):
+                raise Invalid("list: names")
+            if strict and any(sc.vars[x] != sc.vars[target] for x in s.attrs["items"]):
+                raise Invalid("list: types")
         elif s.kind == "maybe":
             target = s.attrs["target"]
             if target not in sc.vars or s.name in sc.vars:
@@ -695,6 +713,14 @@ def check_stmts(stmts, sc, fn, strict):
                     check_names(x, sc)
             return True
     return False
+
+
+def list_step(s, loop):
+    """A list statement's loop body: target = target + op(element)."""
+    el = E("var", loop)
+    if s.attrs["op"]:
+        el = E("op", s.attrs["op"], [el])
+    return E("op", "add", [E("var", s.attrs["target"]), el], {"operator": True})
 
 
 def maybe_add(name, target):
@@ -1034,8 +1060,10 @@ class Gen:
             src = r.choice(ts)
             sc.vars[name] = sc.vars[src]
             return S("alias", name, E("var", src))
-        if roll < 0.8:
+        if roll < 0.77:
             return S("log", r.choice(ts))
+        if roll < 0.8:
+            return self.list_stmt(sc, locals_)
         if roll < 0.83:
             return self.maybe(sc, fn, locals_)
         if roll < 0.9 and depth < 2:
@@ -1055,6 +1083,21 @@ class Gen:
             body = self.block(a, fn, depth + 1, r.randint(1, 2))
             return S("for", body=body, attrs={"count": count})
         return None
+
+    def list_stmt(self, sc, locals_):
+        """`std::vector<Tensor> vN = {a, b}; vN.push_back(c); for (const
+        Tensor &e : vN) t = t + op(e);` over tensors of t's type."""
+        r = self.r
+        target = r.choice(locals_)
+        ty = sc.vars[target]
+        same = [n for n in self.tensors(sc) if sc.vars[n] == ty]
+        if ty.scalar or ty.dtype not in FLOATS or not same:
+            return None
+        items = [r.choice(same) for _ in range(r.randint(2, 3))]
+        self.n_locals += 1
+        return S("list", "v%d" % self.n_locals,
+                 attrs={"items": items, "target": target,
+                        "op": r.choice([None, "sin", "exp", "tanh"])})
 
     def maybe(self, sc, fn, locals_):
         """`Tensor tN;` assigned under a bool parameter, added to a local

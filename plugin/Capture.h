@@ -67,6 +67,10 @@ struct RegionOutput {
     Assign,   // slot = out (the slot was rebound)
     CopyInto, // slot.copy_(out) (the slot's storage was updated in place)
     Return,   // an element of the returned value
+    // The next element of a std::vector<Tensor> local the region built
+    // (a hoisted List): `slot.clear()` before the first, then
+    // `slot.push_back(out)` in order.
+    ListElem,
   };
   Kind kind = Assign;
   Slot slot;
@@ -181,6 +185,10 @@ ir::Loc to_ir_loc(const clang::ASTContext &ctx, clang::SourceLocation loc);
 
 // Is `t` (after references and sugar) the class kiln::Tensor?
 bool is_kiln_tensor(clang::QualType t);
+namespace capture {
+// A std::vector<kiln::Tensor>.
+bool is_tensor_vector(clang::QualType t);
+} // namespace capture
 
 // How the lambda whose call operator `fd` is captures `v` (init-captures
 // too); null when fd is no lambda's call operator or v is not captured.

@@ -270,6 +270,7 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
   size_t i = 0;
   const size_t n = stmts.size();
   std::optional<Break> split; // why the previous region ended
+  std::optional<Failure> prev_end; // the same, as the capture said it
   while (i < n) {
     std::vector<std::vector<State>> history; // after each statement
     std::vector<State> states(1);
@@ -321,7 +322,9 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
       if (split && region.num_ops > 0 && !plan_.regions.empty())
         plan_.splits.push_back(*split);
       split.reset();
+      prev_end.reset();
       if (j < n && !end_fail.silent && !end_fail.reason.empty()) {
+        prev_end = end_fail;
         // The next region does take the branch: it is not kept eagerly.
         llvm::StringRef why = end_fail.reason;
         why.consume_back(kEagerIf);
@@ -345,9 +348,15 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
       i = j;
       continue;
     }
-    // The statement cannot start a region: a graph break.
-    split.reset();
+    // The statement cannot start a region: a graph break. Where it also
+    // ended the region before it, that reason is the one to give: there it
+    // saw the region's locals (a vector the region built, say), here they
+    // come from outside.
     const Stmt *s = stmts[i];
+    if (split && prev_end && !first_fail.silent && inside(prev_end->loc, s))
+      first_fail = *prev_end;
+    split.reset();
+    prev_end.reset();
     keep_unwritten(s);
     if (first_fail.silent) {
       plan_.silent = true;
@@ -477,6 +486,20 @@ bool Planner::finalize(const std::vector<State> &states,
                           "after the compiled region, is not supported yet");
         h.kind = Hoist::Whole;
       }
+    } else if (is_tensor_vector(t)) {
+      // A vector the region builds: declared before it, empty, and filled
+      // with the region's tensors (RegionOutput::ListElem). What split()
+      // or chunk() returns has a run-time length: not handed on.
+      for (const State &s : states) {
+        auto it = s.names.find(vd);
+        if (!s.abandoned && (it == s.names.end() || it->second.kind != Value::List))
+          return fail(vd, name + " of type '" +
+                              t.getAsString(ctx_.getPrintingPolicy()) +
+                              "' (what split() or chunk() returns), used "
+                              "after the compiled region, is not supported "
+                              "yet");
+      }
+      h.kind = Hoist::Value;
     } else if (const auto *rd = t->getAsCXXRecordDecl(); rd && rd->isLambda()) {
       const auto *le = dyn_cast_or_null<LambdaExpr>(
           vd->getInit() ? vd->getInit()->IgnoreImplicit() : nullptr);
@@ -612,6 +635,26 @@ bool Planner::finalize(const std::vector<State> &states,
       o.kind = in_place ? RegionOutput::CopyInto : RegionOutput::Assign;
       o.slot = info.slot;
       add_output(o, v, id);
+    }
+    // Vectors the region built, handed on element by element.
+    for (const Hoist &h : out.hoists) {
+      if (!is_tensor_vector(h.var->getType()))
+        continue;
+      const Value &l = st.names.find(h.var)->second;
+      for (const Value &e : l.elems) {
+        if (e.kind != Value::Tensor) {
+          f = Failure();
+          f.loc = h.var->getLocation();
+          f.reason = "an element of '" + h.var->getNameAsString() +
+                     "' without a tensor value, used after the compiled "
+                     "region, is not supported yet";
+          return false;
+        }
+        RegionOutput o;
+        o.kind = RegionOutput::ListElem;
+        o.slot = Slot{h.var, {}};
+        add_output(o, e, -1);
+      }
     }
     if (spec.ret == ReturnKind::Value)
       for (const Value &v : st.ret_values) {

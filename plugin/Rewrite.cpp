@@ -385,6 +385,15 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
       returned.push_back(value);
       continue;
     }
+    if (o.kind == RegionOutput::ListElem) {
+      // A vector the region built: emptied, then its tensors in order.
+      Expr *vec = slot_expr(o.slot);
+      if (k == 0 || spec.outputs[k - 1].kind != RegionOutput::ListElem ||
+          !(spec.outputs[k - 1].slot == o.slot))
+        success.push_back(method(vec, "clear", {}));
+      success.push_back(method(slot_expr(o.slot), "push_back", {value}));
+      continue;
+    }
     if (o.kind == RegionOutput::CopyInto) {
       // Into a `const Tensor &` argument through a handle of it (handles
       // share elements; a region updates one through a copy of it).
@@ -511,7 +520,7 @@ void Rewriter::region(const Region &r, llvm::ArrayRef<Stmt *> stmts,
       }
       vd->setInit(nullptr);
       vd->setInitStyle(VarDecl::CInit);
-      if (is_kiln_tensor(t)) {
+      if (is_kiln_tensor(t) || capture::is_tensor_vector(t)) {
         sema_.ActOnUninitializedDecl(vd);
         if (vd->isInvalidDecl() || !vd->getInit())
           throw Failed{"cannot default-construct '" + vd->getNameAsString() + "'"};
@@ -557,6 +566,10 @@ void Rewriter::region(const Region &r, llvm::ArrayRef<Stmt *> stmts,
       }
       Expr *init = const_cast<Expr *>(inits_[vd]);
       if (it->second == Hoist::Whole || !init)
+        continue;
+      // A vector declared empty is empty already.
+      if (const auto *ce = dyn_cast<CXXConstructExpr>(init->IgnoreImplicit());
+          ce && ce->getNumArgs() == 0 && capture::is_tensor_vector(vd->getType()))
         continue;
       bool cleanups = false;
       bool temp = it->second == Hoist::TempRef;

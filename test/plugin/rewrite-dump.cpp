@@ -55,3 +55,33 @@ extern "C" {
 // Not marked: not rewritten.
 // CHECK-NOT: kiln-dump: rewrite plain
 kiln::Tensor plain(const kiln::Tensor &x) { return kiln::exp(x); }
+
+// A std::vector the region fills and later code reads (after a call Kiln
+// cannot see): declared before the region, emptied and filled with the
+// fast path's tensors in order; the fallback assigns its initialiser.
+void opaque_use(const kiln::Tensor &);
+// CHECK-LABEL: // kiln-dump: rewrite heads_then_log
+// CHECK:      std::vector<kiln::Tensor> outs;
+// CHECK-NEXT: {
+// CHECK-NEXT:     kiln::Tensor __kiln_o1_0;
+// CHECK-NEXT:     kiln::Tensor __kiln_o1_1;
+// CHECK-NEXT:     kiln::Tensor __kiln_o1_2;
+// CHECK-NEXT:     if (kiln_heads_then_log_{{[0-9a-f]+}}(x, &__kiln_o1_0, &__kiln_o1_1, &__kiln_o1_2)) {
+// CHECK-NEXT:         outs.clear();
+// CHECK-NEXT:         outs.push_back(__kiln_o1_0);
+// CHECK-NEXT:         outs.push_back(__kiln_o1_1);
+// CHECK-NEXT:         outs.push_back(__kiln_o1_2);
+// CHECK-NEXT:     } else {
+// CHECK-NEXT:         outs = {x};
+// CHECK-NEXT:         for (int h = 1; h < 3; ++h)
+// CHECK-NEXT:             outs.push_back(kiln::sin(x * double(h)));
+// CHECK-NEXT:     }
+// CHECK-NEXT: }
+// CHECK-NEXT: opaque_use(outs[0]);
+[[kiln::compile]] kiln::Tensor heads_then_log(const kiln::Tensor &x) {
+  std::vector<kiln::Tensor> outs = {x};
+  for (int h = 1; h < 3; ++h)
+    outs.push_back(kiln::sin(x * double(h)));
+  opaque_use(outs[0]);
+  return kiln::cat(outs, -1);
+}

@@ -87,12 +87,24 @@ COMPILE Tensor checked(const Tensor &x) {
   return kiln::sin(x) * 2;
 }
 
-// A range-based 'for' runs eagerly: its body is a region per element.
+// A range-based 'for' over a vector from outside runs eagerly: its body
+// is a region per element.
 COMPILE Tensor over_list(const Tensor &x, const std::vector<Tensor> &ws) {
   Tensor y = x * 1.0;
   for (const Tensor &w : ws)
     y = kiln::tanh(y * w);
   return y + 1;
+}
+
+// A vector the region builds, used after a graph break: declared before
+// the region, which fills it with its tensors; what follows the break
+// runs eagerly (the vector comes from outside there).
+COMPILE Tensor list_across(const Tensor &x) {
+  std::vector<Tensor> outs = {x * 0.5};
+  for (int h = 0; h < 3; ++h)
+    outs.push_back(kiln::sin(x * double(h + 1)));
+  opaque_log(outs[1]);
+  return kiln::cat(outs, -1);
 }
 
 // A try block runs eagerly: its statements are regions.
@@ -142,6 +154,7 @@ int main() {
     std::vector<Tensor> ws{input({5}, dt, 3), input({3, 1}, dt, 4),
                            input({1}, dt, 5)};
     check("over_list", dt, [&] { return V{over_list(x, ws)}; }, 5);
+    check("list_across", dt, [&] { return V{list_across(x)}; }, 1);
     before = opaque_calls();
     check("in_try", dt, [&] { return V{in_try(x)}; }, 2);
     calls += opaque_calls() - before;

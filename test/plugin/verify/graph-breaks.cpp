@@ -311,7 +311,7 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   return y + 1;
 }
 [[kiln::compile]] Tensor pieces_later(const Tensor &x) {
-  auto parts = kiln::exp(x).chunk(2, -1); // expected-warning {{cannot compile 'pieces_later': 'parts' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet (the region ends at line 315: call to 'log_tensor' is not supported yet (no body to inline)); 'pieces_later' runs eagerly}}
+  auto parts = kiln::exp(x).chunk(2, -1); // expected-warning {{cannot compile 'pieces_later': 'parts' of type 'std::vector<Tensor>' (what split() or chunk() returns), used after the compiled region, is not supported yet (the region ends at line 315: call to 'log_tensor' is not supported yet (no body to inline)); 'pieces_later' runs eagerly}}
   log_tensor(parts[0]);
   return parts[1] + 1;
 }
@@ -319,17 +319,18 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
 // which the pieces do not follow: a break (and so is the vector, used
 // after the region that would make it).
 [[kiln::compile]] Tensor piece_by_ref(const Tensor &x) {
-  std::vector<Tensor> parts = kiln::exp(x).chunk(2, -1); // expected-remark {{'parts' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet}}
+  std::vector<Tensor> parts = kiln::exp(x).chunk(2, -1); // expected-remark {{'parts' of type 'std::vector<Tensor>' (what split() or chunk() returns), used after the compiled region, is not supported yet}}
   Tensor &h = parts[0]; // expected-remark {{a non-const reference to an element of what split() or chunk() returns is not supported yet (bind a const reference or a Tensor)}}
   return h * 2;
 }
 
 // 30. A std::vector of tensors the region declares is captured (exec-join
 // runs those: push_back in unrolled loops, range-based for, size(),
-// element assignment, cat and stack of it); what is not: a walk over
-// what chunk() returns (its length is known only at run time), a reference
-// to such a vector, methods other than push_back / emplace_back / clear /
-// pop_back / reserve, an index past the end, a vector from outside.
+// element assignment, cat and stack of it, and one handed on across a
+// graph break); what is not: a walk over what chunk() returns (its length
+// is known only at run time), a reference to such a vector, methods other
+// than push_back / emplace_back / clear / pop_back / reserve, an index past
+// the end, and a vector from before the region (after a break).
 [[kiln::compile]] Tensor walk_chunks(const Tensor &x) {
   Tensor y = kiln::exp(x);
   for (const Tensor &p : y.chunk(2, -1)) // expected-remark {{a range-based 'for' over what split() or chunk() returns is not unrolled: the number of pieces is known only at run time (index them with constants, or join them with kiln::cat); the loop runs eagerly and its body is compiled on its own}}
@@ -337,18 +338,18 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   return y + 1;
 }
 [[kiln::compile]] Tensor list_insert(const Tensor &x) {
-  std::vector<Tensor> v = {kiln::exp(x)}; // expected-warning {{cannot compile 'list_insert': 'v' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet (the region ends at line 341: std::vector's 'insert' on a vector of tensors is not supported yet (push_back, emplace_back, clear, pop_back and reserve are)); 'list_insert' runs eagerly}}
-  v.insert(v.begin(), x);
-  return v[0] + 1;
+  std::vector<Tensor> v = {kiln::exp(x)};
+  v.insert(v.begin(), x); // expected-remark {{std::vector's 'insert' on a vector of tensors is not supported yet (push_back, emplace_back, clear, pop_back and reserve are)}}
+  return v[0] + 1; // expected-remark {{'v', declared outside the compiled region, is not supported yet here}}
 }
 [[kiln::compile]] Tensor list_ref_to(const Tensor &x) {
-  std::vector<Tensor> v; // expected-warning {{cannot compile 'list_ref_to': 'v' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet (the region ends at line 347: a reference to a std::vector of tensors is not supported yet (use the vector itself, or a copy)); 'list_ref_to' runs eagerly}}
+  std::vector<Tensor> v;
   v.push_back(kiln::exp(x));
-  std::vector<Tensor> &r = v;
+  std::vector<Tensor> &r = v; // expected-remark {{a reference to a std::vector of tensors is not supported yet (use the vector itself, or a copy)}}
   return r[0] + 1;
 }
 [[kiln::compile]] Tensor list_past_end(const Tensor &x) {
-  std::vector<Tensor> v = {x, x * 2}; // expected-warning {{cannot compile 'list_past_end': 'v' of type 'std::vector<Tensor>', used after the compiled region, is not supported yet (the region ends at line 353: index 2 is out of range for a std::vector of 2 tensors); 'list_past_end' runs eagerly}}
+  std::vector<Tensor> v = {x, x * 2};
   Tensor y = kiln::exp(v[1]);
-  return y + v[2];
+  return y + v[2]; // expected-remark {{index 2 is out of range for a std::vector of 2 tensors}}
 }

@@ -483,6 +483,10 @@ bool Capturer::expr_stmt(const Expr *e) {
       mc && is_tensor_vector(mc->getImplicitObjectArgument()->getType()))
     return list_method(mc);
   if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(s);
+      oc && oc->getOperator() == OO_Equal && oc->getNumArgs() == 2 &&
+      is_tensor_vector(oc->getArg(0)->getType()))
+    return list_set(oc->getArg(0), oc->getArg(1));
+  if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(s);
       oc && oc->getNumArgs() == 2 && is_kiln_tensor(oc->getArg(0)->getType())) {
     const Expr *vec = nullptr, *index = nullptr;
     if (oc->getOperator() == OO_Equal &&

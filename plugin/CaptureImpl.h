@@ -293,6 +293,7 @@ private:
   Value *list_ref(const Expr *e);
   bool list_method(const CXXMemberCallExpr *mc);
   bool list_assign(const Expr *vec, const Expr *index, const Expr *rhs);
+  bool list_set(const Expr *lhs, const Expr *rhs);
   bool exec_range_for(const CXXForRangeStmt *f, Flow &flow);
   // The tensors of a vector argument (a List, or chunk()'s pieces with a
   // constant count), for cat and stack.

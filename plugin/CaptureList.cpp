@@ -143,6 +143,40 @@ bool Capturer::list_method(const CXXMemberCallExpr *mc) {
                                     "clear, pop_back and reserve are)");
 }
 
+// `v = {a, b}` or `v = w` of a vector the region holds.
+bool Capturer::list_set(const Expr *lhs, const Expr *rhs) {
+  if (!list_ref(lhs))
+    return fail(lhs->getExprLoc(),
+                "assigning this std::vector of tensors is not supported yet "
+                "(a std::vector local the region declares it is)");
+  Value l;
+  l.kind = Value::List;
+  const Expr *r = rhs->IgnoreImplicit();
+  if (const auto *sil = dyn_cast<CXXStdInitializerListExpr>(r))
+    r = sil->getSubExpr()->IgnoreImplicit();
+  const InitListExpr *il = dyn_cast<InitListExpr>(r);
+  if (!il)
+    il = braces(r);
+  if (il) {
+    for (const Expr *e : il->inits()) {
+      std::optional<Value> t = tensor(e);
+      if (!t)
+        return false;
+      l.elems.push_back(*t);
+    }
+  } else {
+    std::optional<Value> v = pieces(rhs);
+    if (!v)
+      return false;
+    l = *v; // a List, or what split() or chunk() returns
+  }
+  Value *dst = list_ref(lhs);
+  if (!dst)
+    return fail(lhs->getExprLoc(), "internal error: the vector moved");
+  *dst = l;
+  return true;
+}
+
 // `v[i] = t` / `v.at(i) = t`, i a constant.
 bool Capturer::list_assign(const Expr *vec, const Expr *index, const Expr *rhs) {
   if (!list_ref(vec))

@@ -147,6 +147,15 @@ COMPILE Tensor list_inplace(const Tensor &x, const Tensor &y) {
     t += 1.0;
   return v[0] * v[1];
 }
+// Vectors assigned whole: from braces, and one from another (a copy).
+COMPILE Tensor list_reassign(const Tensor &x) {
+  std::vector<Tensor> v = {x, x};
+  v = {x * 2.0, x + 1.0, x};
+  std::vector<Tensor> w;
+  w = v;
+  w.pop_back();
+  return kiln::cat(w, 0) + double(v.size());
+}
 COMPILE Tensor list_pieces(const Tensor &x) {
   auto parts = x.chunk(4, -1);
   std::vector<Tensor> outs;
@@ -304,6 +313,8 @@ inline int run_join(kiln::Device dev) {
             1, 0, -1, {acc, kiln::stack({acc, y64 * 2.0}, 0)});
       check("list_inplace", dt, [&] { return V{list_inplace(x, y)}; }, 1, 0, -1,
             {(x64 * 2.0 + 1.0) * (y64 + 2.0)});
+      check("list_reassign", dt, [&] { return V{list_reassign(x)}; }, 1, 0, -1,
+            {kiln::cat({x64 * 2.0, x64 + 1.0}, 0) + 3.0});
       // 8 columns in chunks of 2.
       std::vector<Tensor> ref;
       for (int64_t i = 0; i < 4; ++i)

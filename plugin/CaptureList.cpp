@@ -282,8 +282,9 @@ Capturer::vector_tensors(const Expr *e) {
   }
   // chunk(c, d) with a constant c: pieces 0 .. c-1, each checked by the
   // host (fewer pieces than c runs the eager body, which joins those).
-  const ir::Node &chunks = st.b.graph().nodes[v->piece_chunks];
-  const ir::Node &size = st.b.graph().nodes[v->piece_size];
+  // (Copies: add_op below grows the node list.)
+  const ir::Node chunks = st.b.graph().nodes[v->piece_chunks];
+  const ir::Node size = st.b.graph().nodes[v->piece_size];
   if (chunks.op != ir::Op::Constant || chunks.constant <= 0 ||
       size.op != ir::Op::Constant || size.constant != 0)
     return fail_value(e->getExprLoc(),

@@ -24,9 +24,6 @@ using namespace clang;
 
 namespace kiln::plugin::capture {
 
-// Loops unroll up to these bounds; past them the loop runs eagerly.
-constexpr int kMaxIterations = 64;
-constexpr int kMaxOps = 4096;
 
 // Inside an inlined call the failure is reported where the compiled
 // function makes the call, which is the statement that stays eager.

@@ -65,6 +65,11 @@ bool is_kiln_dtype(QualType t); // kiln::DType
 // temporaries, casts and default arguments.
 bool undefined_tensor_expr(const Expr *e);
 
+// Loops (and range-based for over a vector) unroll up to these bounds;
+// past them the loop runs eagerly.
+constexpr int kMaxIterations = 64;
+constexpr int kMaxOps = 4096;
+
 // What an expression evaluates to.
 struct Value {
   // Undefined: a default-constructed kiln::Tensor (`Tensor out;`). Only
@@ -290,6 +295,7 @@ private:
   bool expr_stmt(const Expr *e);
   // std::vector<kiln::Tensor> locals the region builds (Value::List).
   std::optional<Value> list_init(const VarDecl *vd, const Expr *init);
+  std::optional<Value> list_of(const InitListExpr *il);
   Value *list_ref(const Expr *e);
   bool list_method(const CXXMemberCallExpr *mc);
   bool list_assign(const Expr *vec, const Expr *index, const Expr *rhs);

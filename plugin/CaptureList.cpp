@@ -37,6 +37,19 @@ const InitListExpr *braces(const Expr *e) {
 
 } // namespace
 
+// A List of the tensors written in braces.
+std::optional<Value> Capturer::list_of(const InitListExpr *il) {
+  Value l;
+  l.kind = Value::List;
+  for (const Expr *e : il->inits()) {
+    std::optional<Value> t = tensor(e);
+    if (!t)
+      return std::nullopt;
+    l.elems.push_back(*t);
+  }
+  return l;
+}
+
 std::optional<Value> Capturer::list_init(const VarDecl *vd, const Expr *init) {
   Value l;
   l.kind = Value::List;
@@ -48,15 +61,8 @@ std::optional<Value> Capturer::list_init(const VarDecl *vd, const Expr *init) {
   if (const auto *ce = dyn_cast<CXXConstructExpr>(x);
       ce && ce->getNumArgs() == 0)
     return l;
-  if (const InitListExpr *il = braces(x)) {
-    for (const Expr *e : il->inits()) {
-      std::optional<Value> t = tensor(e);
-      if (!t)
-        return std::nullopt;
-      l.elems.push_back(*t);
-    }
-    return l;
-  }
+  if (const InitListExpr *il = braces(x))
+    return list_of(il);
   if (const auto *ce = dyn_cast<CXXConstructExpr>(x);
       ce && !ce->getConstructor()->isCopyOrMoveConstructor())
     return fail_value(vd->getLocation(),
@@ -149,31 +155,20 @@ bool Capturer::list_set(const Expr *lhs, const Expr *rhs) {
     return fail(lhs->getExprLoc(),
                 "assigning this std::vector of tensors is not supported yet "
                 "(a std::vector local the region declares it is)");
-  Value l;
-  l.kind = Value::List;
   const Expr *r = rhs->IgnoreImplicit();
   if (const auto *sil = dyn_cast<CXXStdInitializerListExpr>(r))
     r = sil->getSubExpr()->IgnoreImplicit();
   const InitListExpr *il = dyn_cast<InitListExpr>(r);
   if (!il)
     il = braces(r);
-  if (il) {
-    for (const Expr *e : il->inits()) {
-      std::optional<Value> t = tensor(e);
-      if (!t)
-        return false;
-      l.elems.push_back(*t);
-    }
-  } else {
-    std::optional<Value> v = pieces(rhs);
-    if (!v)
-      return false;
-    l = *v; // a List, or what split() or chunk() returns
-  }
+  // From braces; else a List, or what split() or chunk() returns.
+  std::optional<Value> l = il ? list_of(il) : pieces(rhs);
+  if (!l)
+    return false;
   Value *dst = list_ref(lhs);
   if (!dst)
     return fail(lhs->getExprLoc(), "internal error: the vector moved");
-  *dst = l;
+  *dst = *l;
   return true;
 }
 
@@ -235,9 +230,9 @@ bool Capturer::exec_range_for(const CXXForRangeStmt *f, Flow &flow) {
     return ok;
   };
   for (size_t i = 0; i < elems.size(); ++i) {
-    if (st.num_ops > 4096)
-      return done(fail(f->getBeginLoc(), "unrolling the loop makes more than "
-                                         "4096 ops"));
+    if (st.num_ops > kMaxOps)
+      return done(fail(f->getBeginLoc(), "unrolling the loop makes more than " +
+                                             std::to_string(kMaxOps) + " ops"));
     write(slot, elems[i], true);
     Flow fl = Flow::Normal;
     if (!exec(f->getBody(), fl))

@@ -269,8 +269,9 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
   shared_.clear(); // a body may run again: nothing is known at its start
   size_t i = 0;
   const size_t n = stmts.size();
-  std::optional<Break> split; // why the previous region ended
-  std::optional<Failure> prev_end; // the same, as the capture said it
+  // Why the previous region ended (at statement i), as the capture said
+  // it; a split where the next region compiles that statement.
+  std::optional<Failure> prev_end;
   while (i < n) {
     std::vector<std::vector<State>> history; // after each statement
     std::vector<State> states(1);
@@ -319,19 +320,18 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
     }
     if (j > i) {
       const std::vector<State> &at = history[j - i - 1];
-      if (split && region.num_ops > 0 && !plan_.regions.empty())
-        plan_.splits.push_back(*split);
-      split.reset();
-      prev_end.reset();
-      if (j < n && !end_fail.silent && !end_fail.reason.empty()) {
-        prev_end = end_fail;
+      if (prev_end && region.num_ops > 0 && !plan_.regions.empty()) {
         // The next region does take the branch: it is not kept eagerly.
-        llvm::StringRef why = end_fail.reason;
+        llvm::StringRef why = prev_end->reason;
         why.consume_back(kEagerIf);
-        split = Break{end_fail.loc.isValid() ? end_fail.loc
-                                             : stmts[j]->getBeginLoc(),
-                      why.str()};
+        plan_.splits.push_back(Break{prev_end->loc.isValid()
+                                         ? prev_end->loc
+                                         : stmts[i]->getBeginLoc(),
+                                     why.str()});
       }
+      prev_end.reset();
+      if (j < n && !end_fail.silent && !end_fail.reason.empty())
+        prev_end = end_fail;
       if (region.num_ops > 0)
         plan_.regions.push_back(std::move(region));
       note_aliases(at);
@@ -353,9 +353,8 @@ void Planner::list(llvm::ArrayRef<const Stmt *> stmts, bool top) {
     // saw the region's locals (a vector the region built, say), here they
     // come from outside.
     const Stmt *s = stmts[i];
-    if (split && prev_end && !first_fail.silent && inside(prev_end->loc, s))
+    if (prev_end && !first_fail.silent && inside(prev_end->loc, s))
       first_fail = *prev_end;
-    split.reset();
     prev_end.reset();
     keep_unwritten(s);
     if (first_fail.silent) {

@@ -61,6 +61,8 @@ const OpInfo kOpInfo[] = {
      "", CompositeForm::None, "q, k, v, mask, is_causal, scale", ""},
     {"cat", "Cat", -1, OpKind::Product, TypeRule::SAME, 0, NONE, "",
      CompositeForm::None, "", ""},
+    {"store", "Store", 3, OpKind::Product, TypeRule::SAME, 0, NONE, "",
+     CompositeForm::None, "base, dst, src", ""},
     // SUM: a float result in the operand's dtype, 0 over an empty dim.
     {"sum_sq_dev", "SumSqDev", 1, OpKind::Reduction, TypeRule::SUM, 0, NONE,
      "", CompositeForm::None, "", ""},

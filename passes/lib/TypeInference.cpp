@@ -365,6 +365,30 @@ llvm::Expected<Type> infer_cat(const Graph &g, const Node &n, Fail fail) {
   return Type::tensor(dt, Shape::ranked_dims(out));
 }
 
+// store(base, dst, src): base's type. dst and src are tensors; src
+// broadcasts to dst's shape without growing it (Tensor::copy_), which the
+// host checks where the shapes are not known here.
+llvm::Expected<Type> infer_store(const Graph &g, const Node &n, Fail fail) {
+  const Type &base = g.node(n.operands[0]).type, &dst = g.node(n.operands[1]).type,
+             &src = g.node(n.operands[2]).type;
+  if (base.scalar || dst.scalar || src.scalar)
+    return fail("'store' copies a tensor into a tensor, not a weak scalar");
+  if (dst.shape.ranked && src.shape.ranked) {
+    const auto &dd = dst.shape.dims, &sd = src.shape.dims;
+    if (sd.size() > dd.size())
+      return fail("'store': src " + to_string(src) + " has more dims than dst " +
+                  to_string(dst));
+    for (size_t i = 0; i < sd.size(); ++i) {
+      const SymDim &s = sd[sd.size() - 1 - i], &d = dd[dd.size() - 1 - i];
+      if (!s.is_symbolic() && !d.is_symbolic() && s.value != 1 &&
+          s.value != d.value)
+        return fail("'store': src " + to_string(src) +
+                    " does not broadcast to dst " + to_string(dst));
+    }
+  }
+  return base;
+}
+
 // matmul(a, b), bmm(a, b) and linear(x, w, b) with torch's shape rules:
 // one floating dtype, the contracted extents equal where known, batch dims
 // broadcast (bmm's: equal).
@@ -374,6 +398,8 @@ llvm::Expected<Type> infer_product(const Graph &g, const Node &n, Fail fail,
     return infer_attention(g, n, fail);
   if (n.op == Op::Cat)
     return infer_cat(g, n, fail);
+  if (n.op == Op::Store)
+    return infer_store(g, n, fail);
   const std::string op = std::string("'") + op_info(n.op).name + "'";
   const Type &a = g.node(n.operands[0]).type, &b = g.node(n.operands[1]).type;
   for (const Type *t : {&a, &b}) {

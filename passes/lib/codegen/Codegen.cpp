@@ -439,11 +439,16 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
     size_t n = 0;
   } libs[] = {{"library GEMM", "library GEMMs"},
               {"attention kernel", "attention kernels"},
-              {"concatenation", "concatenations"}};
+              {"concatenation", "concatenations"},
+              {"copy into an argument", "copies into arguments"}};
   for (const sched::Kernel &k : v0.plan.kernels)
     if (k.kind == sched::Kernel::Kind::Product && !v0.plan.copies_nothing(k)) {
       const ir::Op op = v0.graph.node(k.product).op;
-      ++libs[ir::is_gemm(op) ? 0 : op == ir::Op::Attention ? 1 : 2].n;
+      ++libs[ir::is_gemm(op)               ? 0
+             : op == ir::Op::Attention ? 1
+             : op == ir::Op::Cat       ? 2
+                                       : 3]
+            .n;
     }
   auto article = [](const char *one) {
     return std::string(one[0] == 'a' ? "an " : "a ") + one;
@@ -544,6 +549,20 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
                             (mask.type.dtype == DType::b8
                                  ? " (bool)"
                                  : " (added to the scores)"))});
+        continue;
+      }
+      if (pn.op == ir::Op::Store) {
+        const ir::Node &dst = g.node(pn.operands[1]);
+        const std::string into =
+            ir::is_view(dst.op) ? std::string("a ") + ir::op_info(dst.op).name +
+                                      " of " + operand_name(g, dst.operands[0])
+                                : operand_name(g, pn.operands[1]);
+        fc.remarks.push_back(
+            {pn.loc.valid() ? pn.loc : spec.loc,
+             "copy_ of " + operand_name(g, pn.operands[2]) + " into " + into +
+                 " writes the argument in place (the runtime's copy, as "
+                 "eager), after the kernels it reads and before those that "
+                 "read the argument again"});
         continue;
       }
       if (pn.op == ir::Op::Cat && v0.plan.read_in_pieces(k.product)) {

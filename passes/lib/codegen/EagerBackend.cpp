@@ -229,6 +229,11 @@ FunctionCode eager_function(const FunctionSpec &spec) {
          << ");\n";
       continue;
     }
+    if (n.op == Op::Store) { // base, after dst.copy_(src)
+      os << "(kiln::Tensor(" << a(1) << ").copy_(" << a(2) << "), " << a(0)
+         << ");\n";
+      continue;
+    }
     if (n.op == Op::Cat) {
       os << "kiln::cat(std::vector<kiln::Tensor>{";
       for (size_t k = 0; k + 1 < n.operands.size(); ++k)

@@ -96,7 +96,15 @@ struct Host {
 
   // The shape of a kernel's input: an argument's, or the Dims the host
   // computed for the earlier kernel that writes it (before any launch).
+  // The argument a store (or a chain of stores) writes into: its layout
+  // and sizes are the store's.
+  NodeId stored_arg(NodeId x) const {
+    while (g.node(x).op == Op::Store)
+      x = g.node(x).operands[0];
+    return x;
+  }
   Expr sizes_of(NodeId in) const {
+    in = stored_arg(in);
     if (g.node(in).op == Op::Input)
       return method(arg_of(g, in), "sizes");
     if (ir::is_view(g.node(in).op))
@@ -237,7 +245,7 @@ struct Host {
       if (ir::view_kind(n.op) != ViewKind::Broadcast) // else tensors
         for (NodeId a : llvm::ArrayRef<NodeId>(n.operands).drop_front())
           compute_scalar(a);
-      NodeId x = n.operands[0];
+      NodeId x = stored_arg(n.operands[0]);
       Expr in = g.node(x).op == Op::Input ? method(arg_of(g, x), "layout")
                 : ir::is_view(g.node(x).op)
                     ? layout_of(x)
@@ -552,11 +560,33 @@ struct Host {
             dim));
   }
 
+  // A store's: the argument's shape; src broadcasts to dst, which has no
+  // two elements at one address (else Tensor::copy_ raises: the original
+  // body runs).
+  void store_space(size_t ki, const sched::Kernel &k) {
+    const ir::Node &pn = g.node(k.product);
+    body.push_back(decl("const", "kiln::Dims", "shape" + std::to_string(ki),
+                        sizes_of(pn.operands[0])));
+    const NodeId dst = pn.operands[1];
+    Expr layout = ir::is_view(g.node(dst).op)
+                      ? layout_of(dst)
+                      : method(arg_of(g, stored_arg(dst)), "layout");
+    const std::string what = operand_name(g, pn.operands[2]) + " into " +
+                             operand_name(g, dst);
+    body.push_back(fail_if(
+        lnot(call("kiln::gen::store_fits", {layout, sizes_of(pn.operands[2])})),
+        kernel_label(ki) + "copy_ of " + what + " fits (the source broadcasts "
+                           "to the destination, whose elements are distinct)",
+        "copy_ of " + what + " raises in eager for these shapes"));
+  }
+
   void product_space(size_t ki, const sched::Kernel &k) {
     const std::string shape = "shape" + std::to_string(ki);
     const ir::Node &pn = g.node(k.product);
     if (pn.op == Op::Attention)
       return attention_space(ki, k);
+    if (pn.op == Op::Store)
+      return store_space(ki, k);
     if (pn.op == Op::Cat)
       return cat_space(ki, k);
     const std::string name = ir::op_info(pn.op).name;
@@ -807,6 +837,16 @@ struct Host {
   // (kiln::gen::product).
   void launch_product(int ki, const sched::Kernel &k) {
     const ir::Node &pn = g.node(k.product);
+    if (pn.op == Op::Store) {
+      body.push_back(comment("kernel " + std::to_string(ki) +
+                             ": copy_ into an argument (the runtime's copy)"));
+      body.push_back(decl("const", "kiln::Tensor", print(tensor_of(g, k.product)),
+                          call("kiln::gen::store",
+                               {tensor_of(g, stored_arg(k.product)),
+                                tensor_of(g, pn.operands[1]),
+                                tensor_of(g, pn.operands[2])})));
+      return;
+    }
     if (pn.op == Op::Cat && v.plan.read_in_pieces(k.product)) {
       // Attention reads the pieces; it writes the result when it is an
       // output.
@@ -1274,6 +1314,15 @@ std::string operand_name(const ir::Graph &g, NodeId id) {
   const ir::Node &n = g.node(id);
   if (n.op == Op::Input)
     return arg_name(g, n.arg_index);
+  if (n.op == Op::Store) { // the argument it wrote, after the write
+    NodeId a = n.operands[0];
+    while (g.node(a).op == Op::Store)
+      a = g.node(a).operands[0];
+    return operand_name(g, a) +
+           (n.loc.valid() ? " (after the copy_ at line " +
+                                std::to_string(n.loc.line) + ")"
+                          : " (after a copy_ into it)");
+  }
   std::string s = n.name.empty() ? "%" + std::to_string(id) : "'" + n.name + "'";
   if (n.loc.valid())
     s += " (line " + std::to_string(n.loc.line) + ")";

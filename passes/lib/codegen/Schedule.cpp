@@ -789,6 +789,8 @@ static llvm::Expected<KernelPlan> schedule_groups(const ir::Graph &g,
       const ir::Node &pn = g.node(gr.product);
       if (pn.op == Op::Cat) // the tensors; the dim is a constant
         k.inputs.assign(pn.operands.begin(), pn.operands.end() - 1);
+      else if (pn.op == Op::Store) // dst (a view of base, or base) and src
+        k.inputs = {pn.operands[1], pn.operands[2]};
       else
         k.inputs = {pn.operands[0], pn.operands[1]};
       for (NodeId extra : {gr.bias, gr.addend})
@@ -1094,6 +1096,17 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       if (std::string l = loc_str(pn.loc); !l.empty())
         os << "    (" << l << ")";
       os << "\n  writes " << value_name(k.outputs[0]) << "\n";
+      continue;
+    }
+    if (k.kind == Kernel::Kind::Product && g.node(k.product).op == Op::Store) {
+      const ir::Node &pn = g.node(k.product);
+      os << "kernel " << ki << ": copy " << value_name(pn.operands[2])
+         << " into " << value_name(pn.operands[1]) << ", of argument "
+         << value_name(pn.operands[0]) << " (the runtime's copy_)";
+      if (std::string l = loc_str(pn.loc); !l.empty())
+        os << "    (" << l << ")";
+      os << "\n  writes " << value_name(k.outputs[0])
+         << " in place: what reads it later runs after\n";
       continue;
     }
     if (k.kind == Kernel::Kind::Product) {

@@ -35,6 +35,24 @@ inline Tensor output_into(const Tensor &dst, const Dims &shape, DType dt,
   return empty(shape, dt, dev);
 }
 
+// An in-place copy into an argument (the compiler's store: dst.copy_(src)),
+// checked before a call's first launch: false where Tensor::copy_ raises
+// (src does not broadcast to dst's sizes, or dst has two elements at one
+// address), so the original body runs and raises there.
+inline bool store_fits(const Layout &dst, const Dims &src) {
+  for (int d = 0; d < dst.sizes.rank(); ++d)
+    if (dst.sizes[d] > 1 && dst.strides[d] == 0)
+      return false;
+  Dims b;
+  return rt::broadcast_shapes({&dst.sizes, &src}, b) && b == dst.sizes;
+}
+// The store itself: `base` (the argument dst views) after the copy.
+inline const Tensor &store(const Tensor &base, const Tensor &dst,
+                           const Tensor &src) {
+  Tensor(dst).copy_(src);
+  return base;
+}
+
 // Layout ops (kiln/ops.def's KILN_VIEW), checked before a call's first
 // launch: `out` is the layout op `kind` gives a tensor laid out as `in`;
 // false where eager's method raises (the original body then runs, and

@@ -74,6 +74,18 @@ enum class Op : uint16_t {
   // promoted dtype. Run by the runtime's op (a copy per tensor) after the
   // host checked the shapes (kiln::gen::cat_shape).
   Cat,
+  // An in-place copy into an argument (Tensor::copy_ on a tensor argument
+  // or a view of one): store(base, dst, src) writes src, broadcast to dst's
+  // shape and converted to its dtype, into dst's elements, where dst is a
+  // view of base (or base itself), base the argument as it is at this
+  // point (an Input, or an earlier store into it). Its value is base after
+  // the write: what the code after the copy_ reads of the argument is this
+  // node and views of it, so a kernel that reads them runs after the
+  // store. Run by the runtime's copy after the host checked that src
+  // broadcasts to dst (kiln::gen::store_shape). Nothing before it in the
+  // graph reads base's elements (the plugin captures no such region), so
+  // no earlier kernel can see the write.
+  Store,
   // A reduction the compiler makes (kiln::passes::welford), not an eager
   // op: the sum over `dims` of (x - mean(x))^2, operand 0's squared
   // deviations from its own mean over those dims, in one pass by Welford's

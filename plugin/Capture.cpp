@@ -479,6 +479,12 @@ bool Capturer::expr_stmt(const Expr *e) {
   if (const auto *mc = dyn_cast<CXXMemberCallExpr>(s);
       mc && is_tensor_vector(mc->getImplicitObjectArgument()->getType()))
     return list_method(mc);
+  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(s);
+      mc && mc->getNumArgs() == 1 && mc->getMethodDecl() &&
+      mc->getMethodDecl()->getIdentifier() &&
+      mc->getMethodDecl()->getName() == "copy_" &&
+      is_kiln_tensor(mc->getImplicitObjectArgument()->getType()))
+    return store_copy(mc);
   if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(s);
       oc && oc->getOperator() == OO_Equal && oc->getNumArgs() == 2 &&
       is_tensor_vector(oc->getArg(0)->getType()))

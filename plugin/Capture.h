@@ -71,6 +71,10 @@ struct RegionOutput {
     // (a hoisted List): `slot.clear()` before the first, then
     // `slot.push_back(out)` in order.
     ListElem,
+    // The last store into a tensor argument (Tensor::copy_ of it or of a
+    // view of it): kept for its effect, the argument written in place;
+    // nothing to hand out.
+    Effect,
   };
   Kind kind = Assign;
   Slot slot;

@@ -17,6 +17,7 @@
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/MapVector.h>
 
 #include <map>
 #include <optional>
@@ -174,6 +175,10 @@ struct State {
   // their tensor holds then (written into it before the new one is
   // assigned).
   llvm::DenseMap<SlotId, Value> rebound;
+  // Tensor arguments written through Tensor::copy_ (of the argument or a
+  // view of it): the last store node of each (ir::Op::Store), which names
+  // the argument from then on. A graph output, so the stores stay.
+  llvm::MapVector<SlotId, ir::NodeId> stored;
   llvm::DenseSet<const VarDecl *> declared;
   llvm::DenseSet<SlotId> unreplayable; // scalars written in loops or calls
   std::vector<std::pair<SlotId, Replay>> replays;
@@ -361,6 +366,7 @@ private:
                                 const char *what = "dim");
   std::optional<ir::NodeId> operand(const Expr *e);
   bool inplace(const CXXOperatorCallExpr *oc);
+  bool store_copy(const CXXMemberCallExpr *mc);
   bool assign_tensor(const Expr *lhs, const Expr *rhs, SourceLocation at);
   std::optional<Value> tuple(const Expr *e, unsigned arity);
   std::optional<Value> pieces(const Expr *e);

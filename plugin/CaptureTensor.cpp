@@ -17,6 +17,8 @@
 
 #include <llvm/ADT/SmallVector.h>
 
+#include <functional>
+
 namespace kiln::plugin::capture {
 
 static bool is_std_function(const FunctionDecl *f, llvm::StringRef name) {
@@ -1228,6 +1230,108 @@ bool Capturer::resolve_contiguous(SlotId id, Value &cur) {
     return false;
   cur = Value::tensor(cur.node, fresh_storage());
   st.values[id] = cur;
+  return true;
+}
+
+// `dst.copy_(src)`, dst a tensor argument or a view of one (a cache
+// updated in place: `cache.slice(2, pos, pos + 1).copy_(k)`): a store node
+// (ir::Op::Store) that writes the argument's elements where the call
+// runs, as eager does. From then on every name of the argument, and every
+// view of it a name holds, is the store or a view of it, so what reads
+// them runs after the write. Not captured (a region split, the copy_ runs
+// eagerly): a copy_ into a tensor the region makes, into an argument the
+// region updated with `+=` (its value is copied back at the end) or
+// assigned, into a contiguous() or to() of one (a copy or the tensor
+// itself), and a region that read the argument's elements before the
+// copy_ (a kernel could run after the write).
+bool Capturer::store_copy(const CXXMemberCallExpr *mc) {
+  const Expr *obj = mc->getImplicitObjectArgument();
+  const SourceLocation at = mc->getExprLoc();
+  std::optional<Value> d = tensor(obj);
+  if (!d)
+    return false;
+  if (d->kind != Value::Tensor)
+    return fail(at, "copy_ into this value is not supported yet");
+  const Storage storage = st.storages[d->storage];
+  if (storage.kind != Storage::Input)
+    return fail(at, "copy_ into a tensor the region makes is not supported "
+                    "yet (into a tensor argument, or a view of one, it is)");
+  const SlotId arg = storage.slot;
+  const std::string name = slots_[arg].slot.name();
+  if (st.copy_back.count(arg) || st.rebound.count(arg))
+    return fail(at, "copy_ into '" + name + "', updated in place or assigned "
+                    "earlier in the region, is not supported yet");
+  if (d->contiguous || storage.cast_shared)
+    return fail(at, "copy_ into a contiguous() or to() of '" + name +
+                        "' (the tensor itself or a copy) is not supported yet");
+  std::optional<ir::NodeId> src = operand(mc->getArg(0));
+  if (!src)
+    return false;
+  if (st.dclass[*src] == DClass::Scalar)
+    return fail(at, "copy_ of a number is not supported yet");
+  // The argument as it is now: its node, or its last store.
+  ir::NodeId root = -1;
+  if (auto it = st.stored.find(arg); it != st.stored.end())
+    root = it->second;
+  else
+    for (const State::Input &in : st.inputs)
+      if (in.slot == arg)
+        root = in.node;
+  const std::vector<ir::Node> &nodes = st.b.graph().nodes;
+  // The argument's elements as they are now: root and the views of it.
+  std::vector<char> now(nodes.size(), 0);
+  if (root >= 0)
+    now[size_t(root)] = 1;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (ir::is_view(nodes[i].op) && now[size_t(nodes[i].operands[0])])
+      now[i] = 1;
+  if (root < 0 || !now[size_t(d->node)])
+    return fail(at, "copy_ into this view of '" + name +
+                        "' is not supported yet (a slice, view or other "
+                        "layout op of it is)");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node &n = nodes[i];
+    if (ir::is_view(n.op) || ir::op_info(n.op).kind == ir::OpKind::Shape)
+      continue;
+    for (ir::NodeId o : n.operands)
+      if (now[size_t(o)])
+        return fail(at, "copy_ into '" + name + "', whose elements the region "
+                        "reads before it, is not supported yet (a kernel "
+                        "reading them might run after the write)");
+  }
+  ir::NodeId s = add_op(ir::Op::Store, {root, d->node, *src}, at);
+  st.dclass[s] = st.dclass[root];
+  // Names of the argument's elements now name them after the write: the
+  // store, and each view of the argument rebuilt on it.
+  llvm::DenseMap<ir::NodeId, ir::NodeId> rebuilt{{root, s}};
+  std::function<ir::NodeId(ir::NodeId)> rebase = [&](ir::NodeId x) {
+    if (auto it = rebuilt.find(x); it != rebuilt.end())
+      return it->second;
+    const ir::Node n = st.b.graph().nodes[size_t(x)];
+    llvm::SmallVector<ir::NodeId, 6> ops(n.operands.begin(), n.operands.end());
+    ops[0] = rebase(ops[0]);
+    ir::NodeId y = st.b.op(n.op, ops, n.loc);
+    st.dclass.resize(st.b.graph().nodes.size(), DClass::Scalar);
+    st.dclass[y] = st.dclass[x];
+    rebuilt[x] = y;
+    return y;
+  };
+  bool other = false;
+  st.any_held([&](SlotId, Value &v) {
+    if ((v.kind != Value::Tensor && v.kind != Value::Pieces) ||
+        v.storage != d->storage)
+      return false;
+    if (v.node < 0 || size_t(v.node) >= now.size() || !now[size_t(v.node)]) {
+      other = true;
+      return true;
+    }
+    v.node = rebase(v.node);
+    return false;
+  });
+  if (other)
+    return fail(at, "copy_ into '" + name + "', whose storage another name "
+                    "holds in a form other than a view, is not supported yet");
+  st.stored[arg] = s;
   return true;
 }
 

@@ -635,6 +635,15 @@ bool Planner::finalize(const std::vector<State> &states,
       o.slot = info.slot;
       add_output(o, v, id);
     }
+    // Arguments written by copy_: their last stores, for the effect
+    // (before the returned tensors: a single one is the last output).
+    for (const auto &[id, s] : st.stored) {
+      RegionOutput o;
+      o.kind = RegionOutput::Effect;
+      o.slot = cap_.slot(id).slot;
+      spec.outputs.push_back(o);
+      spec.graph.outputs.push_back(s);
+    }
     // Vectors the region built, handed on element by element.
     for (const Hoist &h : out.hoists) {
       if (!is_tensor_vector(h.var->getType()))
@@ -703,7 +712,10 @@ bool Planner::finalize(const std::vector<State> &states,
         if (keep(st, t))
           consider(t);
     }
-    for (SlotId s : st.copy_back)
+    llvm::SmallVector<SlotId, 4> updated(st.copy_back.begin(), st.copy_back.end());
+    for (const auto &[id, s] : st.stored)
+      updated.push_back(id);
+    for (SlotId s : updated)
       for (const State::Input &in : st.inputs) {
         if (in.slot < 0 || in.slot == s || !cap_.slot(in.slot).tensor)
           continue;

@@ -385,6 +385,8 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
       returned.push_back(value);
       continue;
     }
+    if (o.kind == RegionOutput::Effect)
+      continue; // the argument was written in place
     if (o.kind == RegionOutput::ListElem) {
       // A vector the region built: emptied, then its tensors in order.
       Expr *vec = slot_expr(o.slot);

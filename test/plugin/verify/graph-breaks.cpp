@@ -353,3 +353,32 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
   Tensor y = kiln::exp(v[1]);
   return y + v[2]; // expected-remark {{index 2 is out of range for a std::vector of 2 tensors}}
 }
+
+// 31. Tensor::copy_ into a tensor argument or a view of one is captured
+// (exec-store runs those: a cache written in place and read by attention
+// in the same region); what is not: a copy_ into a tensor the region
+// makes, into an argument the region updated with `+=` first, and a
+// copy_ into an argument whose elements the region read before it (a
+// kernel reading them could run after the write).
+[[kiln::compile]] Tensor copy_into_cache(const Tensor &k, const Tensor &cache,
+                                         int64_t S) {
+  Tensor k2 = k * 2;
+  cache.slice(1, S, S + 1).copy_(k2); // expected-remark {{copy_ of 'k2' (line 365) into a slice of 'cache' writes the argument in place (the runtime's copy, as eager), after the kernels it reads and before those that read the argument again}}
+  return kiln::sum(cache.slice(1, 0, S + 1), 1); // expected-remark {{slice of 'cache' (after the copy_ at line 366) is a view the host makes}}
+}
+[[kiln::compile]] Tensor copy_into_local(const Tensor &x) {
+  Tensor t = kiln::exp(x);
+  t.slice(0, 0, 1).copy_(x); // expected-remark {{copy_ into a tensor the region makes is not supported yet (into a tensor argument, or a view of one, it is)}}
+  return t + 1;
+}
+[[kiln::compile]] Tensor copy_after_update(const Tensor &x, const Tensor &y) {
+  Tensor h = x;
+  h += 1;
+  h.copy_(kiln::exp(y)); // expected-remark {{copy_ into 'x', updated in place or assigned earlier in the region, is not supported yet}}
+  return y * 2;
+}
+[[kiln::compile]] Tensor copy_after_read(const Tensor &cache, const Tensor &k) {
+  Tensor old = kiln::sum(cache, -1);
+  cache.slice(1, 0, 1).copy_(k); // expected-remark {{copy_ into 'cache', whose elements the region reads before it, is not supported yet (a kernel reading them might run after the write)}}
+  return old + kiln::amax(cache, -1);
+}

@@ -185,6 +185,15 @@ def llama_decode(x, k_cache, v_cache, cos, sin, w):
     return llama_attention_mlp(x, q, k, v, w, False)
 
 
+def llama_decode_cached(x, k_cache, v_cache, S, cos, sin, w):
+    """Decode over a static cache updated in place (gpt-fast's form): the
+    new key and value written at position S, attention over 0..S."""
+    q, k, v = llama_qkv(x, cos, sin, w)
+    k_cache[:, :, S:S + 1].copy_(k)
+    v_cache[:, :, S:S + 1].copy_(v)
+    return llama_attention_mlp(x, q, k_cache[:, :, :S + 1], v_cache[:, :, :S + 1], w, False)
+
+
 def llama_weights(C, H, Hkv, M, dev, dt=torch.bfloat16):
     D = C // H
     def lin(o, i):

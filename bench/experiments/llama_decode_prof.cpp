@@ -11,7 +11,8 @@
 //     $($cfg --cxxflags) -Iexamples/llama -I/usr/local/cuda/include \
 //     bench/experiments/llama_decode_prof.cpp $($cfg --ldflags) \
 //     -L/usr/local/cuda/lib64 -lcudart -o llama_decode_prof
-// Also prints the kernel time of a call (20 back-to-back calls per event
+// `cached` is the decode step over caches updated in place
+// (decode_cached). Also prints the kernel time of a call (20 back-to-back calls per event
 // pair, median of `--reps`), its single-call latency (one call per event
 // pair from an idle stream) and the launches a call makes.
 #include "llama_block.h"
@@ -45,9 +46,20 @@ int main(int argc, char **argv) {
   kiln::Tensor xd = kiln::randn({DB, 1, C}, kiln::f32, d).to(kiln::bf16);
   kiln::Tensor kc = kiln::randn({DB, c.kv_heads, S, D}, kiln::f32, d).to(kiln::bf16);
   kiln::Tensor vc = kiln::randn({DB, c.kv_heads, S, D}, kiln::f32, d).to(kiln::bf16);
+  // `cached`: the decode step over static caches of 4096 positions, the
+  // first S filled, written in place at S (llama::Block::decode_cached).
+  kiln::Tensor kcap, vcap;
+  if (which == "cached") {
+    kcap = kiln::zeros({DB, c.kv_heads, 4096, D}, kiln::bf16, d);
+    vcap = kiln::zeros({DB, c.kv_heads, 4096, D}, kiln::bf16, d);
+    kcap.slice(2, 0, S).copy_(kc);
+    vcap.slice(2, 0, S).copy_(vc);
+  }
   auto call = [&] {
     return which == "prefill" ? blk.prefill(x, cos, sin)
-                              : blk.decode(xd, kc, vc, dcos, dsin);
+           : which == "cached"
+               ? blk.decode_cached(xd, kcap, vcap, dcos, dsin, S)
+               : blk.decode(xd, kc, vc, dcos, dsin);
   };
   for (int i = 0; i < 10; ++i)
     call();

@@ -7,7 +7,8 @@ torch.cuda.profiler.start() and stop(), so that
 lists exactly those calls' kernels (llama_decode_prof.cpp does the same for
 Kiln's). Also prints the kernel time of a call (20 back-to-back calls per
 event pair, median of --reps) and its single-call latency (one call from
-an idle stream)."""
+an idle stream). `cached` is the decode step over static caches updated in
+place (torch_bench.llama_decode_cached)."""
 import argparse
 import os
 import sys
@@ -18,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch_bench as tb  # noqa: E402
 
 ap = argparse.ArgumentParser()
-ap.add_argument("which", choices=["prefill", "decode"])
+ap.add_argument("which", choices=["prefill", "decode", "cached"])
 ap.add_argument("--calls", type=int, default=3)
 ap.add_argument("--reps", type=int, default=30)
 ap.add_argument("--mode", default=None)
@@ -31,6 +32,16 @@ if a.which == "prefill":
     cos, sin = tb.rope_tables(C, H, 0, 2048, dev)
     args = (torch.randn(1, 2048, C, device=dev).bfloat16(), cos, sin, w)
     fn = tb.llama_prefill
+elif a.which == "cached":
+    # Static caches of 4096 positions, the first 2048 filled, written in
+    # place at 2048 (tb.llama_decode_cached).
+    dcos, dsin = tb.rope_tables(C, H, 2048, 1, dev)
+    kc = torch.zeros(16, H, 4096, C // H, device=dev).bfloat16()
+    vc = torch.zeros(16, H, 4096, C // H, device=dev).bfloat16()
+    kc[:, :, :2048] = torch.randn(16, H, 2048, C // H, device=dev).bfloat16()
+    vc[:, :, :2048] = torch.randn(16, H, 2048, C // H, device=dev).bfloat16()
+    args = (torch.randn(16, 1, C, device=dev).bfloat16(), kc, vc, 2048, dcos, dsin, w)
+    fn = tb.llama_decode_cached
 else:
     dcos, dsin = tb.rope_tables(C, H, 2048, 1, dev)
     args = (torch.randn(16, 1, C, device=dev).bfloat16(),

@@ -130,6 +130,20 @@ int main(int argc, char **argv) {
 
   Run pre = run([&] { return blk.prefill(x, cos, sin); });
   Run dec = run([&] { return blk.decode(xd, kc, vc, dcos, dsin); });
+  // The same step over caches with room for 8 more tokens, written in
+  // place at position S: eager's caches and the compiled call's, apart.
+  auto room = [&](const Tensor &cache) {
+    Tensor r = kiln::zeros({DB, c.kv_heads, S + 8, D}, dt, dev);
+    r.slice(2, 0, S).copy_(cache);
+    return r;
+  };
+  Tensor kc_e = room(kc), vc_e = room(vc), kc_c = room(kc), vc_c = room(vc);
+  bool eager_turn = true;
+  Run cached = run([&] {
+    const bool e = eager_turn;
+    eager_turn = false;
+    return blk.decode_cached(xd, e ? kc_e : kc_c, e ? vc_e : vc_c, dcos, dsin, S);
+  });
 
   // float64 references: the eager block on float64 copies, on the CPU.
   kiln::set_compiled_enabled(false);
@@ -158,6 +172,18 @@ int main(int argc, char **argv) {
               (long long)c.kv_heads, (long long)c.mlp, dev.str().c_str());
   report("prefill", pre, pre_ref);
   report("decode", dec, dec_ref);
+  report("decode, cache written in place", cached, dec_ref);
+  {
+    // What the compiled call wrote into the caches is eager's (position S,
+    // and nothing else: the rest is as it was).
+    const double dk = rel(kc_c, kc_e), dv = rel(vc_c, vc_e);
+    const bool good = dk < 3e-2 && dv < 3e-2 &&
+                      rel(kc_c.slice(2, 0, S), kc) == 0 &&
+                      rel(vc_c.slice(2, S + 1, S + 8), kiln::zeros({DB, c.kv_heads, 7, D}, dt, dev)) == 0;
+    ok &= good;
+    std::printf("%-8s caches: compiled vs eager %.2e (keys), %.2e (values) %s\n",
+                "decode", dk, dv, good ? "ok" : "MISMATCH");
+  }
 
   if (!write.empty()) {
     {

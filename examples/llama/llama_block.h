@@ -101,6 +101,26 @@ struct Block {
     Tensor o = kiln::scaled_dot_product_attention(a.q, keys, values);
     return finish(x, o.transpose(1, 2).reshape({B, T, C}));
   }
+
+  // Decode over a cache updated in place (a static cache, as serving code
+  // keeps one): k_cache and v_cache [B, Hkv, capacity, head_dim] hold the
+  // earlier tokens at positions 0..S-1; the new token's key and value are
+  // written at position S (copy_ into a slice of each), and the token
+  // attends to positions 0..S of the cache. One compiled region: the
+  // copies run between the kernels that make k and v and the attention
+  // that reads the cache.
+  [[kiln::compile("dtypes=bf16,f32")]]
+  Tensor decode_cached(const Tensor &x, const Tensor &k_cache,
+                       const Tensor &v_cache, const Tensor &cos,
+                       const Tensor &sin, int64_t S) const {
+    const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+    QKV a = project(x, cos, sin, B, T, C);
+    k_cache.slice(2, S, S + 1).copy_(a.k);
+    v_cache.slice(2, S, S + 1).copy_(a.v);
+    Tensor o = kiln::scaled_dot_product_attention(
+        a.q, k_cache.slice(2, 0, S + 1), v_cache.slice(2, 0, S + 1));
+    return finish(x, o.transpose(1, 2).reshape({B, T, C}));
+  }
 };
 
 // The rotary tables for positions [from, from + n): cos and sin of

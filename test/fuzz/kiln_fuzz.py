@@ -295,6 +295,9 @@ def render_stmts(stmts, ind, fn, out, ref=False):
             out.append("%s%s %s %s;" % (p, s.name, s.attrs["op"], render_expr(s.expr, ref)))
         elif s.kind == "log":
             out.append("%sfuzz_opaque_log(%s);" % (p, s.name))
+        elif s.kind == "slicecopy":
+            out.append("%s%s.slice(%d, 0, 1).copy_(%s);" % (p, s.name, s.attrs["d"],
+                                                             render_expr(s.expr, ref)))
         elif s.kind == "maybe":
             out.append("%sTensor %s;" % (p, s.name))
             out.append("%sif (%s)" % (p, render_cond(s.attrs["cond"], ref)))
@@ -674,6 +677,20 @@ def check_stmts(stmts, sc, fn, strict):
         elif s.kind == "log":
             if s.name not in sc.vars:
                 raise Invalid("'%s' is not declared" % s.name)
+        elif s.kind == "slicecopy":
+            if s.name not in sc.vars:
+                raise Invalid("'%s' is not declared" % s.name)
+            if strict:
+                t, old = type_of(s.expr, sc), sc.vars[s.name]
+                d = s.attrs["d"]
+                if t.scalar or old.scalar or d >= len(old.shape):
+                    raise Invalid("slicecopy: ranks")
+                sl = list(old.shape)
+                sl[d] = min(sl[d], 1)
+                if broadcast(tuple(sl), t.shape) != tuple(sl):
+                    raise Invalid("slicecopy: shape")
+            else:
+                check_names(s.expr, sc)
         elif s.kind == "list":
             target = s.attrs["target"]
             if target not in sc.vars or any(x not in sc.vars for x in s.attrs["items"]):
@@ -1063,6 +1080,8 @@ class Gen:
         if roll < 0.77:
             return S("log", r.choice(ts))
         if roll < 0.8:
+            if r.random() < 0.6:
+                return self.slice_copy(sc, fn)
             return self.list_stmt(sc, locals_)
         if roll < 0.83:
             return self.maybe(sc, fn, locals_)
@@ -1083,6 +1102,27 @@ class Gen:
             body = self.block(a, fn, depth + 1, r.randint(1, 2))
             return S("for", body=body, attrs={"count": count})
         return None
+
+    def slice_copy(self, sc, fn):
+        """`xN.slice(d, 0, 1).copy_(e);` into a tensor parameter (a cache
+        written in place), e another tensor (or an op of it) that
+        broadcasts to the slice."""
+        r = self.r
+        params = [p.name for p in fn.params if p.kind in ("tensor", "tensor_ref")
+                  and p.name in sc.vars and sc.vars[p.name].shape]
+        if not params:
+            return None
+        name = r.choice(params)
+        sl = list(sc.vars[name].shape)
+        d = r.randrange(len(sl))
+        sl[d] = min(sl[d], 1)
+        cands = [n for n in self.tensors(sc) if n != name and self.fits(sc.vars[n].shape, sl)]
+        if not cands:
+            return None
+        e = E("var", r.choice(cands))
+        if r.random() < 0.5:
+            e = E("op", r.choice(["sin", "exp", "tanh"]), [e])
+        return S("slicecopy", name, e, attrs={"d": d})
 
     def list_stmt(self, sc, locals_):
         """`std::vector<Tensor> vN = {a, b}; vN.push_back(c); for (const

@@ -49,6 +49,15 @@ using kiln::Tensor;
   return y;
 }
 
+// A cache written in place (copy_ into a slice of an argument), then
+// read back: a replay writes this call's key into the cache before the
+// kernels that read it.
+[[kiln::compile("mode=reduce-overhead")]] Tensor graphed_cache_step(
+    const Tensor &cache, const Tensor &k, int64_t s) {
+  cache.slice(0, s, s + 1).copy_(kiln::tanh(k));
+  return kiln::sum(cache.slice(0, 0, s + 1), 0);
+}
+
 namespace graphs_cases {
 
 inline int g_cases = 0, g_mismatches = 0;
@@ -161,6 +170,28 @@ inline int run(kiln::Device dev) {
   if (gpu && !forced)
     expect(kiln::stats().graph_replays == 2 && kiln::stats().compiled_calls == 4,
            "returned argument: two replays");
+
+  // 6b. A cache written in place by copy_: four steps at one position (a
+  // plain call, a capture, two replays), then two at another (a new key):
+  // the cache and every result as eager's.
+  {
+    kiln::reset_stats();
+    Tensor cache = rnd({8, 256}), k = rnd({1, 256});
+    Tensor cache_eager = cache.clone();
+    for (int i = 0; i < 6; ++i) {
+      const int64_t pos = i < 4 ? 3 : 5;
+      k.copy_(rnd({1, 256}));
+      Tensor got = graphed_cache_step(cache, k, pos);
+      kiln::set_compiled_enabled(false);
+      Tensor want = graphed_cache_step(cache_eager, k, pos);
+      kiln::set_compiled_enabled(true);
+      same(got, want, "cache step " + std::to_string(i));
+    }
+    same(cache, cache_eager, "cache written in place");
+    if (gpu && !forced)
+      expect(kiln::stats().graph_replays == 2 && kiln::stats().compiled_calls == 6,
+             "cache step: two replays");
+  }
 
   // 7. Another stream, and the allocator's cache emptied between calls
   // (the graphs' memory is theirs: it stays).

@@ -11,32 +11,15 @@
 //   clang++-19 -O2 $(kiln-config --cxxflags) -I$CUDA/include
 //     bench/experiments/gemm_streams.cpp $(kiln-config --ldflags)
 //     -L$CUDA/lib64 -lcudart -o gemm_streams
+#include "kernel_time.cuh" // CK, median
+
 #include <kiln/interop.h>
 #include <kiln/kiln.h>
 
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <vector>
 
-#define CK(e)                                                                  \
-  do {                                                                         \
-    cudaError_t err_ = (e);                                                    \
-    if (err_ != cudaSuccess) {                                                 \
-      std::fprintf(stderr, "%s: %s\n", #e, cudaGetErrorString(err_));          \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
-
 using kiln::Tensor;
-
-static float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 static cudaStream_t raw(kiln::CudaStream s) {
   return static_cast<cudaStream_t>(s.handle);

@@ -4,7 +4,8 @@
 // compiled and eager from fresh inputs (same answers, the arguments written
 // alike, same counters) and is compared with a float64 reference where it
 // gives one; the kernel counts say the copy ran inside the compiled call
-// (the runtime's copy counts as a launch).
+// (the runtime's copy counts as a launch; a kernel that writes its result
+// into the destination makes the copy do nothing).
 #pragma once
 
 #include "capture_compare.h"
@@ -17,7 +18,8 @@ using kiln::Tensor;
 
 // A decode step over a cache updated in place: the new key (scaled) and
 // value written at position S, then attention over positions 0..S. One
-// region: the scale, two copies, attention.
+// region: the scale (its kernel writes the key into the cache slot), the
+// value's copy, attention.
 COMPILE Tensor decode_step(const Tensor &q, const Tensor &k, const Tensor &v,
                            const Tensor &kc, const Tensor &vc, int64_t S) {
   kc.slice(2, S, S + 1).copy_(k * 0.5);
@@ -64,6 +66,16 @@ COMPILE std::tuple<Tensor, Tensor> copy_then_update(const Tensor &x,
   h.copy_(y * 2.0);
   h += 1.0;
   return {h * 3.0, x};
+}
+
+// The new key rotated (a cat of its halves, written by the kernel that
+// computes them) straight into the cache slot: no copy, no cat launch.
+COMPILE Tensor rope_into_cache(const Tensor &cache, const Tensor &k,
+                               const Tensor &cos, const Tensor &sin, int64_t S) {
+  const int64_t d = k.size(-1);
+  Tensor rot = kiln::cat({-k.slice(-1, d / 2, d), k.slice(-1, 0, d / 2)}, -1);
+  cache.slice(2, S, S + 1).copy_(k * cos + rot * sin);
+  return kiln::sum(cache.slice(2, 0, S + 1), 2);
 }
 
 namespace store_cases {
@@ -121,7 +133,7 @@ inline int run_store(kiln::Device dev) {
               Tensor o = decode_step(q, kn, vn, c[0], c[1], S);
               return V{o, c[0], c[1]};
             },
-            1, 0, k(4), {ro, rk, rv});
+            1, 0, k(3), {ro, rk, rv});
     }
     {
       Tensor y = input({5, 7}, dt, 6);
@@ -133,7 +145,7 @@ inline int run_store(kiln::Device dev) {
               Tensor r = whole(x, y);
               return V{r, x};
             },
-            1, 0, k(3), {rx + 1.0, rx});
+            1, 0, k(2), {rx + 1.0, rx});
     }
     {
       Tensor row = input({6}, dt, 8);
@@ -162,19 +174,37 @@ inline int run_store(kiln::Device dev) {
             },
             1, 0, k(2), {kiln::amax(rc.slice(1, 0, S + 1), 1), rc});
     }
+    for (int64_t D : {int64_t(8), int64_t(5)}) {
+      const int64_t S = 3;
+      Tensor kk = input({2, 2, 1, D}, dt, 22), c = input({1, D}, dt, 23),
+             sn = input({1, D}, dt, 24);
+      Tensor k64 = f64(kk), rc = f64(input({2, 2, 6, D}, dt, 25));
+      Tensor rot = kiln::cat({-k64.slice(-1, D / 2, D), k64.slice(-1, 0, D / 2)}, -1);
+      rc.slice(2, S, S + 1).copy_(k64 * f64(c) + rot * f64(sn));
+      auto cs = fresh([&] { return V{input({2, 2, 6, D}, dt, 25)}; });
+      // The rotation's kernel (one; two for an odd head dim, whose halves
+      // differ in shape) writes into the slot; the sum.
+      check("rope_into_cache D=" + std::to_string(D), dt,
+            [&] {
+              Tensor cache = cs()[0];
+              Tensor r = rope_into_cache(cache, kk, c, sn, S);
+              return V{r, cache};
+            },
+            1, 0, k(D % 2 ? 3 : 2), {kiln::sum(rc.slice(2, 0, S + 1), 2), rc});
+    }
     {
       Tensor y = input({3, 5}, dt, 20);
       Tensor rx = f64(y) * 2.0 + 1.0;
       auto xs = fresh([&] { return V{input({3, 5}, dt, 21)}; });
-      // y * 2, the copy, h + 1 and its * 3 in one kernel, the copy of
-      // h + 1 back into x.
+      // y * 2 written into x (the copy does nothing), h + 1 and its * 3 in
+      // one kernel, the copy of h + 1 back into x.
       check("copy_then_update", dt,
             [&] {
               Tensor x = xs()[0];
               auto [r, same] = copy_then_update(x, y);
               return V{r, same, x};
             },
-            1, 0, k(4), {rx * 3.0, rx, rx});
+            1, 0, k(3), {rx * 3.0, rx, rx});
     }
     {
       Tensor x = input({1, 4}, dt, 12);

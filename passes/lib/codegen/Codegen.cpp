@@ -560,8 +560,13 @@ FunctionCode compile_function(const FunctionSpec &spec, const Options &opts) {
         fc.remarks.push_back(
             {pn.loc.valid() ? pn.loc : spec.loc,
              "copy_ of " + operand_name(g, pn.operands[2]) + " into " + into +
-                 " writes the argument in place (the runtime's copy, as "
-                 "eager), after the kernels it reads and before those that "
+                 " writes the argument in place (" +
+                 (v0.plan.store_of(pn.operands[2]) >= 0
+                      ? "the kernel computing it writes it there, through "
+                        "the destination's strides, where the shapes agree; "
+                        "else the runtime's copy"
+                      : "the runtime's copy, as eager") +
+                 "), after the kernels it reads and before those that "
                  "read the argument again"});
         continue;
       }

@@ -778,8 +778,15 @@ struct Host {
     for (NodeId c = NodeId(g.nodes.size()) - 1; c >= 0; --c) {
       if (g.node(c).op != Op::Cat || !v.plan.cat_allocated_first(c))
         continue;
-      body.push_back(decl("", "kiln::Tensor", print(tensor_of(g, c)),
-                          v.plan.cat_of(c) >= 0 ? cat_piece(c) : new_cat(c)));
+      const NodeId st = v.plan.store_of(c); // a copy_'s destination
+      body.push_back(decl(
+          "", "kiln::Tensor", print(tensor_of(g, c)),
+          v.plan.cat_of(c) >= 0 ? cat_piece(c)
+          : st >= 0
+              ? call("kiln::gen::store_target",
+                     {tensor_of(g, g.node(st).operands[1]), sizes_of(c),
+                      dtype_expr(g.node(c).type.dtype), dev})
+              : new_cat(c)));
     }
   }
   Expr output_tensor(int ki, NodeId o,
@@ -788,6 +795,9 @@ struct Host {
       return cat_piece(o);
     const Expr shape = nm("shape" + std::to_string(ki)),
                dt = dtype_expr(g.node(o).type.dtype);
+    if (NodeId st = v.plan.store_of(o); st >= 0) // a copy_'s destination
+      return call("kiln::gen::store_target",
+                  {tensor_of(g, g.node(st).operands[1]), shape, dt, dev});
     if (w)
       return call("kiln::gen::output_into",
                   {deref(nm("out" + std::to_string(w->result))), shape, dt, dev});
@@ -983,8 +993,8 @@ struct Host {
     Expr dense = lit("true");
     for (NodeId in : k.inputs)
       dense = dense && call("kiln::gen::dense", {tensor_of(g, in), n});
-    for (NodeId o : k.outputs) // a cat's piece: a slice of its result
-      if (v.plan.cat_of(o) >= 0)
+    for (NodeId o : k.outputs) // a cat's piece, a copy_'s destination: views
+      if (v.plan.cat_of(o) >= 0 || v.plan.store_of(o) >= 0)
         dense = dense && call("kiln::gen::dense", {tensor_of(g, o), n});
     b.push_back(decl("const", "bool", "dense", dense));
     pointers(b, k);
@@ -1506,6 +1516,9 @@ low::Variant lower_variant(const FunctionSpec &spec, const Variant &v,
   // range named after the user's function.
   h.body.push_back(decl("const", "kiln::rt::NvtxRange", "nvtx_call",
                         call("kiln::rt::NvtxRange", {nm("kFn")})));
+  // (The views of arguments first: a cat may be allocated as one, a
+  // copy_'s destination.)
+  h.make_views(0);
   h.allocate_cats();
   // In plan order: a kernel reads what earlier ones wrote (and the views
   // the host makes of them).

@@ -909,6 +909,35 @@ static void plan_cat_pieces(const ir::Graph &g, KernelPlan &plan) {
   }
 }
 
+// Which stores' sources their kernels write in place
+// (KernelPlan::into_store).
+static void plan_store_targets(const ir::Graph &g, KernelPlan &plan) {
+  plan.into_store.assign(g.nodes.size(), -1);
+  const std::vector<int> uses = g.use_counts();
+  for (const Kernel &k : plan.kernels) {
+    if (k.kind != Kernel::Kind::Product || g.node(k.product).op != Op::Store)
+      continue;
+    const ir::Node &st = g.node(k.product);
+    const NodeId dst = st.operands[1], src = st.operands[2];
+    NodeId base = dst;
+    while (ir::is_view(g.node(base).op))
+      base = g.node(base).operands[0];
+    // Computed by a pointwise kernel, or a cat whose pieces kernels write
+    // (allocated before the first launch, as the destination).
+    const bool pointwise = llvm::any_of(plan.kernels, [&](const Kernel &w) {
+      return w.kind == Kernel::Kind::Pointwise &&
+             llvm::is_contained(w.outputs, src);
+    });
+    const bool cat = g.node(src).op == Op::Cat && plan.cat_in_place(src) &&
+                     !plan.read_in_pieces(src);
+    if (!(pointwise || cat) || g.node(base).op != Op::Input || uses[src] != 1 ||
+        llvm::is_contained(g.outputs, src) || plan.cat_of(src) >= 0 ||
+        g.node(src).type.dtype != g.node(dst).type.dtype)
+      continue;
+    plan.into_store[src] = k.product;
+  }
+}
+
 // A pointwise kernel of more operands than kiln::kMaxPointwiseOperands is
 // an error at its first output (the function stays eager).
 static llvm::Expected<KernelPlan> check_widths(const ir::Graph &g,
@@ -961,6 +990,7 @@ static llvm::Expected<KernelPlan> schedule_unchecked(const ir::Graph &g) {
       if (plan) {
         plan_attention_pieces(g, *plan);
         plan_cat_pieces(g, *plan);
+        plan_store_targets(g, *plan);
       }
       return plan;
     }
@@ -1102,7 +1132,10 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       const ir::Node &pn = g.node(k.product);
       os << "kernel " << ki << ": copy " << value_name(pn.operands[2])
          << " into " << value_name(pn.operands[1]) << ", of argument "
-         << value_name(pn.operands[0]) << " (the runtime's copy_)";
+         << value_name(pn.operands[0])
+         << (plan.store_of(pn.operands[2]) >= 0
+                 ? " (no copy where the kernel computing it wrote it there)"
+                 : " (the runtime's copy_)");
       if (std::string l = loc_str(pn.loc); !l.empty())
         os << "    (" << l << ")";
       os << "\n  writes " << value_name(k.outputs[0])
@@ -1209,6 +1242,9 @@ std::string describe(const ir::Graph &g, const KernelPlan &plan) {
       os << " " << value_name(o);
       if (NodeId c = plan.cat_of(o); c >= 0)
         os << " (into its piece of " << value_name(c) << ")";
+      if (NodeId st = plan.store_of(o); st >= 0)
+        os << " (into " << value_name(g.node(st).operands[1])
+           << ", the copy_'s destination, where the shapes agree)";
       if (llvm::any_of(k.write_into, [&](const Kernel::WriteInto &w) {
             return w.output == int(y);
           }))

@@ -46,6 +46,16 @@ inline bool store_fits(const Layout &dst, const Dims &src) {
   Dims b;
   return rt::broadcast_shapes({&dst.sizes, &src}, b) && b == dst.sizes;
 }
+// The tensor a kernel writes a store's source into: the destination
+// itself (a view of the argument, written through its strides) where it
+// has the source's shape, dtype and device, so the store's copy is of a
+// tensor onto itself and does nothing; else a new tensor it copies.
+inline Tensor store_target(const Tensor &dst, const Dims &shape, DType dt,
+                           Device dev) {
+  if (dst.sizes() == shape && dst.dtype() == dt && dst.device() == dev)
+    return dst;
+  return empty(shape, dt, dev);
+}
 // The store itself: `base` (the argument dst views) after the copy.
 inline const Tensor &store(const Tensor &base, const Tensor &dst,
                            const Tensor &src) {

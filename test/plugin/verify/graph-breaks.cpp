@@ -363,7 +363,7 @@ static std::pair<Tensor, Tensor> halves(const Tensor &x) { return {x * 0.5, x - 
 [[kiln::compile]] Tensor copy_into_cache(const Tensor &k, const Tensor &cache,
                                          int64_t S) {
   Tensor k2 = k * 2;
-  cache.slice(1, S, S + 1).copy_(k2); // expected-remark {{copy_ of 'k2' (line 365) into a slice of 'cache' writes the argument in place (the runtime's copy, as eager), after the kernels it reads and before those that read the argument again}}
+  cache.slice(1, S, S + 1).copy_(k2); // expected-remark {{copy_ of 'k2' (line 365) into a slice of 'cache' writes the argument in place (the kernel computing it writes it there, through the destination's strides, where the shapes agree; else the runtime's copy), after the kernels it reads and before those that read the argument again}}
   return kiln::sum(cache.slice(1, 0, S + 1), 1); // expected-remark {{slice of 'cache' (after the copy_ at line 366) is a view the host makes}}
 }
 [[kiln::compile]] Tensor copy_into_local(const Tensor &x) {

@@ -139,6 +139,19 @@ struct KernelPlan {
   ir::NodeId cat_of(ir::NodeId id) const {
     return size_t(id) < into_cat.size() ? into_cat[id] : -1;
   }
+  // Copies into arguments written in place: into_store[id] is the store
+  // node (ir::Op::Store) whose source value id is, when a pointwise
+  // kernel computes id (or id is a cat whose pieces kernels write) for
+  // nothing else, in the destination's dtype, and
+  // the destination is a view of the argument itself (made before the
+  // first launch): the kernel writes id straight into the destination,
+  // through its strides, where id's shape is the destination's at run
+  // time (kiln::gen::store_target), and the store's copy, a tensor onto
+  // itself, then does nothing. Else -1.
+  std::vector<ir::NodeId> into_store;
+  ir::NodeId store_of(ir::NodeId id) const {
+    return size_t(id) < into_store.size() ? into_store[id] : -1;
+  }
   // Concatenations along the key dim that attention reads in pieces
   // (kiln::gen::attention_pieces: a key/value cache and the new token's key
   // and value): the cat kernel launches nothing; its result is not in

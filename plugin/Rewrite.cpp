@@ -376,6 +376,8 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
   llvm::SmallVector<Expr *, 4> returned;
   for (size_t k = 0; k < spec.outputs.size() && !symbol.empty(); ++k) {
     const RegionOutput &o = spec.outputs[k];
+    if (o.kind == RegionOutput::Effect)
+      continue; // the argument was written in place
     Expr *value = o.use_from ? slot_expr(o.from)
                   : o.clone  ? method(ref(outs[k]), "clone", {})
                              : move(ref(outs[k]));
@@ -385,8 +387,6 @@ Stmt *Rewriter::leaf(const Region &r, size_t si, VarDecl *ok, Stmt *els) {
       returned.push_back(value);
       continue;
     }
-    if (o.kind == RegionOutput::Effect)
-      continue; // the argument was written in place
     if (o.kind == RegionOutput::ListElem) {
       // A vector the region built: emptied, then its tensors in order.
       Expr *vec = slot_expr(o.slot);

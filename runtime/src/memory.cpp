@@ -83,14 +83,24 @@ bool partially_overlaps(const Tensor &a, const Tensor &b) {
 }
 
 void check_no_internal_overlap(const Tensor &t, const char *fn) {
-  for (int d = 0; d < t.dim(); ++d)
-    if (t.sizes()[d] > 1 && t.strides()[d] == 0)
-      fail("%s: cannot write to %s: several of its elements share one memory "
-           "location (an expanded view); clone it first",
-           fn, t.str().c_str());
+  if (rt::internal_overlap(t.sizes(), t.strides()))
+    fail("%s: cannot write to %s: several of its elements share one memory "
+         "location (an expanded view); clone it first",
+         fn, t.str().c_str());
 }
 
 } // namespace kiln::detail
+
+namespace kiln::rt {
+
+bool internal_overlap(const Dims &sizes, const Dims &strides) {
+  for (int d = 0; d < sizes.rank(); ++d)
+    if (sizes[d] > 1 && strides[d] == 0)
+      return true;
+  return false;
+}
+
+} // namespace kiln::rt
 
 namespace kiln {
 

@@ -28,6 +28,13 @@ namespace {
 Expr nm(const std::string &n) { return var(n); }
 Expr arg(int index) { return nm("a" + std::to_string(index)); }
 Expr arg_of(const ir::Graph &g, NodeId id) { return arg(g.node(id).arg_index); }
+// The argument a store (or a chain of stores) writes into: its layout,
+// sizes and name are the store's.
+NodeId stored_arg(const ir::Graph &g, NodeId x) {
+  while (g.node(x).op == Op::Store)
+    x = g.node(x).operands[0];
+  return x;
+}
 // The tensor holding node id's value: an argument, or t<id>.
 Expr tensor_of(const ir::Graph &g, NodeId id) {
   return g.node(id).op == Op::Input ? arg_of(g, id) : nm("t" + std::to_string(id));
@@ -94,15 +101,9 @@ struct Host {
     return kernel_name(spec.symbol, ki, v.name);
   }
 
+  NodeId stored_arg(NodeId x) const { return codegen::stored_arg(g, x); }
   // The shape of a kernel's input: an argument's, or the Dims the host
   // computed for the earlier kernel that writes it (before any launch).
-  // The argument a store (or a chain of stores) writes into: its layout
-  // and sizes are the store's.
-  NodeId stored_arg(NodeId x) const {
-    while (g.node(x).op == Op::Store)
-      x = g.node(x).operands[0];
-    return x;
-  }
   Expr sizes_of(NodeId in) const {
     in = stored_arg(in);
     if (g.node(in).op == Op::Input)
@@ -1324,15 +1325,11 @@ std::string operand_name(const ir::Graph &g, NodeId id) {
   const ir::Node &n = g.node(id);
   if (n.op == Op::Input)
     return arg_name(g, n.arg_index);
-  if (n.op == Op::Store) { // the argument it wrote, after the write
-    NodeId a = n.operands[0];
-    while (g.node(a).op == Op::Store)
-      a = g.node(a).operands[0];
-    return operand_name(g, a) +
+  if (n.op == Op::Store) // the argument it wrote, after the write
+    return operand_name(g, stored_arg(g, id)) +
            (n.loc.valid() ? " (after the copy_ at line " +
                                 std::to_string(n.loc.line) + ")"
                           : " (after a copy_ into it)");
-  }
   std::string s = n.name.empty() ? "%" + std::to_string(id) : "'" + n.name + "'";
   if (n.loc.valid())
     s += " (line " + std::to_string(n.loc.line) + ")";

@@ -883,15 +883,16 @@ static void plan_attention_pieces(const ir::Graph &g, KernelPlan &plan) {
 // into_cat): a pointwise kernel's output or another cat's result, of the
 // cat's dtype, that nothing else uses (not an output, not read by another
 // kernel), once in the cat; not a cat attention reads in pieces.
+// Whether a pointwise kernel of the plan writes value id.
+static bool written_by_pointwise(const KernelPlan &plan, NodeId id) {
+  return llvm::any_of(plan.kernels, [&](const Kernel &k) {
+    return k.kind == Kernel::Kind::Pointwise && llvm::is_contained(k.outputs, id);
+  });
+}
+
 static void plan_cat_pieces(const ir::Graph &g, KernelPlan &plan) {
   plan.into_cat.assign(g.nodes.size(), -1);
   const std::vector<int> uses = g.use_counts();
-  auto written_by_pointwise = [&](NodeId id) {
-    return llvm::any_of(plan.kernels, [&](const Kernel &k) {
-      return k.kind == Kernel::Kind::Pointwise &&
-             llvm::is_contained(k.outputs, id);
-    });
-  };
   for (const Kernel &k : plan.kernels) {
     if (k.kind != Kernel::Kind::Product || g.node(k.product).op != Op::Cat ||
         plan.read_in_pieces(k.product))
@@ -903,7 +904,7 @@ static void plan_cat_pieces(const ir::Graph &g, KernelPlan &plan) {
           tn.type.dtype != cat.type.dtype ||
           llvm::count(cat.operands, t) != 1)
         continue;
-      if (written_by_pointwise(t) || tn.op == Op::Cat)
+      if (written_by_pointwise(plan, t) || tn.op == Op::Cat)
         plan.into_cat[t] = k.product;
     }
   }
@@ -924,10 +925,7 @@ static void plan_store_targets(const ir::Graph &g, KernelPlan &plan) {
       base = g.node(base).operands[0];
     // Computed by a pointwise kernel, or a cat whose pieces kernels write
     // (allocated before the first launch, as the destination).
-    const bool pointwise = llvm::any_of(plan.kernels, [&](const Kernel &w) {
-      return w.kind == Kernel::Kind::Pointwise &&
-             llvm::is_contained(w.outputs, src);
-    });
+    const bool pointwise = written_by_pointwise(plan, src);
     const bool cat = g.node(src).op == Op::Cat && plan.cat_in_place(src) &&
                      !plan.read_in_pieces(src);
     if (!(pointwise || cat) || g.node(base).op != Op::Input || uses[src] != 1 ||

@@ -171,6 +171,11 @@ bool graph_call(GraphCache &cache, std::initializer_list<const Tensor *> tensors
 // Broadcast shapes as PyTorch does; false if they do not broadcast.
 bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out);
 
+// Whether a tensor laid out so has two elements at one address (a dim of
+// more than one element and stride 0, an expanded view): writing into it
+// raises (Tensor::copy_ and the in-place ops).
+bool internal_overlap(const Dims &sizes, const Dims &strides);
+
 // The shape of a reduction of a tensor of shape `in` over `dims` (negative
 // from the end; all dims when empty), as the eager reductions make it; false
 // where they raise: a dim out of range (a 0-d tensor takes 0 and -1) or,

@@ -82,7 +82,7 @@ enum class Op : uint16_t {
   // the write: what the code after the copy_ reads of the argument is this
   // node and views of it, so a kernel that reads them runs after the
   // store. Run by the runtime's copy after the host checked that src
-  // broadcasts to dst (kiln::gen::store_shape). Nothing before it in the
+  // broadcasts to dst (kiln::gen::store_fits). Nothing before it in the
   // graph reads base's elements (the plugin captures no such region), so
   // no earlier kernel can see the write.
   Store,

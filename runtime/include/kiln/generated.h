@@ -425,6 +425,11 @@ template <int N> bool columns_fit(const RowStrides<N> &st) {
 #ifndef KILN_ROWS_SLOTS
 #define KILN_ROWS_SLOTS 4
 #endif
+// The same for rows read 16 bytes at a time (2 gives 16-bit rows the
+// launch they had before 2026-12-01).
+#ifndef KILN_ROWS_VEC_SLOTS
+#define KILN_ROWS_VEC_SLOTS 4
+#endif
 // Slots per thread for many short rows of `slots` 16-byte slots of V
 // elements: four for f32 rows of 16 slots or more (64-128 columns) that
 // need no walk of outer dims, else two. Measured on an H200 (kernel time,
@@ -562,15 +567,22 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
       return RedMode::rows;
     }
     // Threads per row: enough for KILN_ROWS_SLOTS slots each (more slots
-    // per thread: more bytes in flight per thread, more registers) and at
-    // most 16 elements each where a group of 512 holds the row that way,
-    // at least a warp, at most 512. Few rows (a small call) are
-    // latency-bound: spread each over more threads.
+    // per thread: more bytes in flight per thread, more registers), at
+    // least a warp, at most 512. Few rows (a small call) are latency-bound:
+    // spread each over more threads. Element by element (rowsany), 16-bit
+    // rows keep at most 16 elements a thread, as before; 16 bytes at a
+    // time they take 4 slots (32 elements) too: on an H200, 2^26 bf16
+    // elements, 2 slots -> 4 (ms, kernel time; bench/experiments/
+    // bf16_rows_slots.cu, bench/results/2026-12-01-h200-gemm-prologue.md):
+    // softmax over 4096 columns 0.0809 -> 0.0673, 8192 0.1025 -> 0.0679,
+    // 2048 0.0744 -> 0.0664; layer norm over 4096 0.0881 -> 0.0702;
+    // layer norm -> tanh-GELU 0.1297 -> 0.1091; RMS norm level (0.0686,
+    // 0.0687; 0.0685 -> 0.0694 over 8192).
     const int64_t want =
         sp.rows < 2 * sms
             ? 1
             : std::min<int64_t>({KILN_ROWS_SLOTS, slots_per_thread,
-                                 std::max(2, 16 / V)});
+                                 sp.vec ? KILN_ROWS_VEC_SLOTS : std::max(2, 16 / V)});
     // With many rows, a row that fits one warp's registers gets a warp:
     // its reductions are shuffles, where more threads per row take two
     // barriers per reduction. bf16 rows of 1024 (4 slots of 8 per thread

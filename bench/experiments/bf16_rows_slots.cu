@@ -1,0 +1,130 @@
+// bf16 rows kernels over 2^26 elements: how many 16-byte slots a thread
+// should hold (1, 2 or 4: a row of R columns is R / (8 * slots) threads).
+// kiln::gen::plan_cuda gives a bf16 row at most 2 slots a thread where the
+// row needs more than a warp; issue 13's layer norm -> GELU row kernel ran
+// 15 % faster with 4 (2026-12-01-h200-gemm-prologue.md). This times the
+// generated kernels of RMS norm, softmax, layer norm and layer norm ->
+// tanh-GELU at 2048, 4096 and 8192 columns with each slot count the
+// kernels have, as the host launches them (a block a row, grid = rows).
+// Build:
+//   kiln-opt --pipeline --emit=cuda --dtypes=bf16 rows.kir > kiln_rows.cu
+//   nvcc -O3 -std=c++20 -arch=sm_90 -I runtime/include -I <dir of kiln_rows.cu>
+//        bench/experiments/bf16_rows_slots.cu -o bf16_rows_slots
+// with rows.kir the four graphs @rms (rms_norm %x, %w, 1e-6), @sm (softmax),
+// @ln (layer_norm %x, %g, %b, 1e-5) and @lng (@ln, then gelu_tanh), each
+// over dims=[-1] of a bf16 x.
+#include "kernel_time.cuh"
+#include "kiln_rows.cu"
+
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+__global__ void fill(__nv_bfloat16 *p, int64_t n, uint32_t seed, float scale,
+                     float shift) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    p[i] = __float2bfloat16(scale * ((h & 0xffff) / 65536.f - 0.5f) + shift);
+  }
+}
+
+using KB = kiln::bfloat16;
+using Launch = void (*)(const kiln::RowSpace, const kiln::RowStrides<4>,
+                        const KB *, const KB *, const KB *, KB *);
+
+} // namespace
+
+int main() {
+  const int64_t total = int64_t(1) << 26;
+  __nv_bfloat16 *x, *g, *b, *y;
+  CK(cudaMalloc(&x, total * 2));
+  CK(cudaMalloc(&y, total * 2));
+  CK(cudaMalloc(&g, 8192 * 2));
+  CK(cudaMalloc(&b, 8192 * 2));
+  fill<<<1024, 256>>>(x, total, 1, 6.f, 1.f);
+  fill<<<32, 256>>>(g, 8192, 2, 2.f, 0.f);
+  fill<<<32, 256>>>(b, 8192, 3, 2.f, 0.f);
+  CK(cudaDeviceSynchronize());
+  const KB *kx = reinterpret_cast<const KB *>(x), *kg = reinterpret_cast<const KB *>(g),
+           *kb = reinterpret_cast<const KB *>(b);
+  KB *ky = reinterpret_cast<KB *>(y);
+  const double floor_ms = 2.0 * total * 2 / 4.21e9;
+  std::printf("2^26 bf16 elements, floor %.4f ms (4.21 TB/s)\n", floor_ms);
+  std::vector<__nv_bfloat16> first(total), got(total);
+  for (int64_t R : {2048, 4096, 8192}) {
+    const int64_t rows = total / R;
+    kiln::RowSpace sp;
+    sp.outer = rows, sp.R = R, sp.inner = 1, sp.rows = rows;
+    sp.vec = 1, sp.rpg = 1;
+    for (const char *graph : {"rms", "sm", "ln", "lng"}) {
+      const std::string gs = graph;
+      for (int slots : {1, 2, 4}) {
+        const int64_t tpr = R / (8 * slots);
+        if (tpr > 512 || tpr < 32)
+          continue;
+        kiln::RowSpace s = sp;
+        s.tpr = int(tpr), s.vpt = slots;
+        std::function<void()> launch;
+        const unsigned grid = unsigned(rows), block = unsigned(tpr);
+        // Operands: out first, then the inputs (x, then the vectors).
+        if (gs == "rms") {
+          kiln::RowStrides<3> st{};
+          st.s[0][0] = st.s[1][0] = R;
+          st.s[0][1] = st.s[1][1] = st.s[2][1] = 1;
+          auto k = slots == 1 ? __kiln_rms_k0_bf16_rows1full
+                   : slots == 2 ? __kiln_rms_k0_bf16_rows2full
+                                : __kiln_rms_k0_bf16_rows4full;
+          launch = [=] { k<<<grid, block>>>(s, st, kx, kg, ky); };
+        } else if (gs == "sm") {
+          kiln::RowStrides<2> st{};
+          st.s[0][0] = st.s[1][0] = R;
+          st.s[0][1] = st.s[1][1] = 1;
+          auto k = slots == 1 ? __kiln_sm_k0_bf16_rows1full
+                   : slots == 2 ? __kiln_sm_k0_bf16_rows2full
+                                : __kiln_sm_k0_bf16_rows4full;
+          launch = [=] { k<<<grid, block>>>(s, st, kx, ky); };
+        } else {
+          kiln::RowStrides<4> st{};
+          st.s[0][0] = st.s[1][0] = R;
+          st.s[0][1] = st.s[1][1] = st.s[2][1] = st.s[3][1] = 1;
+          Launch k = gs == "ln" ? (slots == 1 ? __kiln_ln_k0_bf16_rows1full
+                                   : slots == 2 ? __kiln_ln_k0_bf16_rows2full
+                                                : __kiln_ln_k0_bf16_rows4full)
+                                : (slots == 1 ? __kiln_lng_k0_bf16_rows1full
+                                   : slots == 2 ? __kiln_lng_k0_bf16_rows2full
+                                                : __kiln_lng_k0_bf16_rows4full);
+          launch = [=] { k<<<grid, block>>>(s, st, kx, kg, kb, ky); };
+        }
+        CK(cudaMemset(y, 0xff, total * 2));
+        launch();
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(got.data(), y, total * 2, cudaMemcpyDeviceToHost));
+        double diff = 0;
+        if (slots == 1 || (slots == 2 && tpr * 2 > 512)) // the first of the row
+          first = got;
+        for (int64_t i = 0; i < total; i += 101) {
+          const double a = __bfloat162float(got[i]), r = __bfloat162float(first[i]);
+          diff = std::fmax(diff, std::isnan(a) ? 1e30 : std::fabs(a - r) / (1 + std::fabs(r)));
+        }
+        float best = 1e9;
+        for (int round = 0; round < 3; ++round)
+          best = std::fmin(best, kernel_time_ms(launch));
+        std::printf("%-4s %5lld x %4lld  slots %d  tpr %3lld  %.4f ms  %5.1f %% of floor  diff %.2g\n",
+                    graph, (long long)rows, (long long)R, slots, (long long)tpr, best,
+                    100 * floor_ms / best, diff);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}

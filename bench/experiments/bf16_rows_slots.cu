@@ -1,4 +1,4 @@
-// bf16 rows kernels over 2^26 elements: how many 16-byte slots a thread
+// bf16 rows kernels over 2^26 elements (or 2^argv[1]): how many 16-byte slots a thread
 // should hold (1, 2 or 4: a row of R columns is R / (8 * slots) threads).
 // kiln::gen::plan_cuda gives a bf16 row at most 2 slots a thread where the
 // row needs more than a warp; issue 13's layer norm -> GELU row kernel ran
@@ -43,8 +43,9 @@ using Launch = void (*)(const kiln::RowSpace, const kiln::RowStrides<4>,
 
 } // namespace
 
-int main() {
-  const int64_t total = int64_t(1) << 26;
+int main(int argc, char **argv) {
+  // argv[1]: log2 of the elements (26 unless given; fewer rows, same widths).
+  const int64_t total = int64_t(1) << (argc > 1 ? std::atoi(argv[1]) : 26);
   __nv_bfloat16 *x, *g, *b, *y;
   CK(cudaMalloc(&x, total * 2));
   CK(cudaMalloc(&y, total * 2));
@@ -58,7 +59,8 @@ int main() {
            *kb = reinterpret_cast<const KB *>(b);
   KB *ky = reinterpret_cast<KB *>(y);
   const double floor_ms = 2.0 * total * 2 / 4.21e9;
-  std::printf("2^26 bf16 elements, floor %.4f ms (4.21 TB/s)\n", floor_ms);
+  std::printf("%lld bf16 elements, floor %.4f ms (4.21 TB/s)\n", (long long)total,
+              floor_ms);
   std::vector<__nv_bfloat16> first(total), got(total);
   for (int64_t R : {2048, 4096, 8192}) {
     const int64_t rows = total / R;

@@ -8,12 +8,13 @@ namespace kiln::codegen {
 using namespace reduce;
 
 int register_slots(const ir::Graph &g, const sched::Kernel &k) {
-  // Up to 32 elements of each input per thread (4 slots of f32 or bf16):
-  // the host code (kiln::gen::plan_cuda) gives a thread more than 16 only
-  // where that makes a warp hold a row. 32 bf16 (a 1024-wide row per warp)
-  // measured faster on an H100 than 16 with 64 threads a row (plan_cuda
-  // says by how much). f32 rows of 513-1024 columns get a warp too, 8
-  // slots a thread (rows_slots_vector).
+  // Up to 32 elements of each input per thread (4 slots of f32 or bf16).
+  // The host code (kiln::gen::plan_cuda) gives 16-bit rows read 16 bytes at
+  // a time all 4 slots: 32 bf16 (a 1024-wide row per warp) measured faster
+  // on an H100 than 16 with 64 threads a row, and rows of 2048-8192 bf16
+  // faster with 4 slots than 2 on an H200 (plan_cuda says by how much).
+  // f32 rows of 513-1024 columns get a warp, 8 slots a thread
+  // (rows_slots_vector).
   return std::clamp(32 / vector_width(g, k), 2, 4);
 }
 

@@ -58,7 +58,8 @@ int main() {
   std::printf("built with the default slots\n");
 #endif
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{32768, 2048},
-                            {16384, 4096}, {8192, 8192}}) {
+                            {21845, 3072}, {16384, 4096}, {13107, 5120},
+                            {8192, 8192}}) {
     Tensor x = kiln::randn({rows, cols}, kiln::bf16, d);
     Tensor w = kiln::randn({cols}, kiln::bf16, d), b = kiln::randn({cols}, kiln::bf16, d);
     char shape[64];

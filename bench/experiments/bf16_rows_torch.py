@@ -43,7 +43,7 @@ def ngm(x, w, b, k): return ln_gelu(x, w, b) @ k
 MODE = sys.argv[1] if len(sys.argv) > 1 else None
 print("mode:", MODE or "default", flush=True)
 torch.manual_seed(0)
-for rows, cols in [(32768, 2048), (16384, 4096), (8192, 8192)]:
+for rows, cols in [(32768, 2048), (21845, 3072), (16384, 4096), (13107, 5120), (8192, 8192)]:
     x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(cols, device="cuda", dtype=torch.bfloat16)

@@ -44,6 +44,13 @@ std::vector<int> rows_full_between(const ir::Graph &g, const sched::Kernel &k) {
   // 0.0696 ms; softmax 0.0688 -> 0.0684, log_softmax 0.0688 -> 0.0682.
   if (rows_slots_vector(g, k) == 8)
     return {6};
+  // 16-bit rows of 1536, 3072, 6144 and 12288 (hidden sizes of Qwen2-1.5B,
+  // LLaMA 3.2 3B, Gemma 7B) fill 3 of the 4-slot instance's slots at 64 to
+  // 512 threads a row. On an H200, 21845x3072 bf16 in the guarded 4-slot
+  // kernel ran at 76-94 % of the copy floor where rows of 4096 (FULL) ran
+  // at 91-95 % (bench/results/2026-12-01-h200-gemm-prologue.md, call 13).
+  if (vector_width(g, k) == 8)
+    return {3};
   return {};
 }
 

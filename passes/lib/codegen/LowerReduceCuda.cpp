@@ -1296,6 +1296,9 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
     keeping.push_back({s, "512"});
   if (wide > slots)
     keeping.push_back({wide, "512", /*plain=*/false, /*full=*/true});
+  else // rows filling fewer slots than a power of two (16-bit rows' 3)
+    for (int n : rows_full_between(g, k))
+      keeping.push_back({n, "512", /*plain=*/false, /*full=*/true});
   kl.functions.push_back(red.cuda_rows_registers(Access::Vector, keeping));
   if (wide > slots) {
     RedCuda recompute = red;

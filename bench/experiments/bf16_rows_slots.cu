@@ -27,18 +27,6 @@
 
 namespace {
 
-__global__ void fill(__nv_bfloat16 *p, int64_t n, uint32_t seed, float scale,
-                     float shift) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    p[i] = __float2bfloat16(scale * ((h & 0xffff) / 65536.f - 0.5f) + shift);
-  }
-}
-
 using KB = kiln::bfloat16;
 using Launch = void (*)(const kiln::RowSpace, const kiln::RowStrides<4>,
                         const KB *, const KB *, const KB *, KB *);
@@ -61,9 +49,9 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&y, total * 2));
   CK(cudaMalloc(&g, 8192 * 2));
   CK(cudaMalloc(&b, 8192 * 2));
-  fill<<<1024, 256>>>(x, total, 1, 6.f, 1.f);
-  fill<<<32, 256>>>(g, 8192, 2, 2.f, 0.f);
-  fill<<<32, 256>>>(b, 8192, 3, 2.f, 0.f);
+  fill_bf16<<<1024, 256>>>(x, total, 1, 6.f, 1.f);
+  fill_bf16<<<32, 256>>>(g, 8192, 2, 2.f, 0.f);
+  fill_bf16<<<32, 256>>>(b, 8192, 3, 2.f, 0.f);
   CK(cudaDeviceSynchronize());
   const KB *kx = reinterpret_cast<const KB *>(x), *kg = reinterpret_cast<const KB *>(g),
            *kb = reinterpret_cast<const KB *>(b);

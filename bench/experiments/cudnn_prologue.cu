@@ -137,17 +137,6 @@ __global__ void affine_relu(const __nv_bfloat16 *x, const float *g,
   }
 }
 
-__global__ void fill(__nv_bfloat16 *p, int64_t n, uint32_t seed, float scale) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    p[i] = __float2bfloat16(scale * ((h & 0xffff) / 65536.f - 0.5f));
-  }
-}
-
 // ---------------------------------------------------------------- cuBLASLt
 
 struct Lt {
@@ -441,8 +430,8 @@ int main() {
   CK(cudaMalloc(&m.rs, M * 4));
   CK(cudaMalloc(&m.g, K * 4));
   CK(cudaMalloc(&m.b, K * 4));
-  fill<<<1024, 256>>>(m.x, M * K, 1, 4.f);
-  fill<<<1024, 256>>>(m.w, N * K, 2, 0.06f);
+  fill_bf16<<<1024, 256>>>(m.x, M * K, 1, 4.f, 0.f);
+  fill_bf16<<<1024, 256>>>(m.w, N * K, 2, 0.06f, 0.f);
   {
     std::vector<float> g(K), b(K);
     for (int i = 0; i < K; ++i)

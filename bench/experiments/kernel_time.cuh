@@ -1,5 +1,6 @@
 // What the hand-built CUDA experiments of bench/experiments share: CK (a
-// CUDA call that must succeed), median, and kernel time as the benchmarks
+// CUDA call that must succeed), median, fill_bf16 (inputs from a hash of
+// the index), and kernel time as the benchmarks
 // take it (5 calls to warm up, then 20 back-to-back calls between one pair
 // of CUDA events, / 20, the median of 30 such pairs).
 #pragma once
@@ -7,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -19,6 +21,23 @@
       std::exit(1);                                                            \
     }                                                                          \
   } while (0)
+
+#ifdef __CUDACC__ // (also included by host-only programs: gemm_streams.cpp)
+#include <cuda_bf16.h>
+// p[i] = scale * (u - 0.5) + shift, u in [0, 1) from a hash of i and seed:
+// the same inputs in every run, without a host-side generator.
+__global__ void fill_bf16(__nv_bfloat16 *p, int64_t n, uint32_t seed, float scale,
+                          float shift) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    p[i] = __float2bfloat16(scale * ((h & 0xffff) / 65536.f - 0.5f) + shift);
+  }
+}
+#endif
 
 inline float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());

@@ -122,18 +122,6 @@ __global__ void __launch_bounds__(TPR)
   }
 }
 
-__global__ void fill(__nv_bfloat16 *p, int64_t n, uint32_t seed, float scale,
-                     float shift) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    p[i] = __float2bfloat16(scale * ((h & 0xffff) / 65536.f - 0.5f) + shift);
-  }
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -145,9 +133,9 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&ref, n * 2));
   CK(cudaMalloc(&g, C * 2));
   CK(cudaMalloc(&b, C * 2));
-  fill<<<1024, 256>>>(x, n, 1, 6.f, 1.f);
-  fill<<<16, 256>>>(g, C, 2, 2.f, 0.f);
-  fill<<<16, 256>>>(b, C, 3, 2.f, 0.f);
+  fill_bf16<<<1024, 256>>>(x, n, 1, 6.f, 1.f);
+  fill_bf16<<<16, 256>>>(g, C, 2, 2.f, 0.f);
+  fill_bf16<<<16, 256>>>(b, C, 3, 2.f, 0.f);
   CK(cudaDeviceSynchronize());
 
   kiln::RowSpace sp;

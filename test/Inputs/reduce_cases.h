@@ -106,15 +106,19 @@ inline void run_all(kiln::Device dev) {
   // each (f32: 6 of 8 slots, the FULL twin of 6). f32 layer norm over rows
   // of 4096, few (3) or many (300), runs the kernel re-reading the row
   // (512 threads a row; codegen/rows-reread.kir). 16-bit rows of 3072 fill
-  // 3 of 4 slots of 128 threads (the FULL twin of 3), of 5120 2.5 of 4 at
-  // 256 threads (the guarded 4-slot kernel).
+  // 3 of 4 slots of 128 threads (the FULL twin of 3). Rows of 5 * 2^k
+  // slots take the FULL instance of 5 (plan_cuda's exact_slots): 16-bit
+  // rows of 5120 and 1280 at 128 threads and a warp (a block of 8 rows),
+  // f32 rows of 5120 and 1280 at 256 and 64 threads, f32 rows of 640 a
+  // warp each.
   const Shape shapes[] = {{1, 1},      {7, 1},      {5, 33},      {64, 1024},
                           {3, 4096},   {2, 20000},  {1, 70000},   {300, 129},
                           {300, 4096},
                           {300, 8192}, {300, 20000}, {1000, 8},   {777, 16},
                           {2049, 24},  {999, 64},   {4001, 128},  {2049, 197},
                           {4001, 33},  {300, 4095}, {300, 20001}, {3, 20001},
-                          {300, 768},  {300, 3072}, {300, 5120}};
+                          {300, 768},  {300, 3072}, {300, 5120}, {300, 1280},
+                          {300, 640}};
   for (kiln::DType dt : {kiln::f32, kiln::bf16, kiln::f16, kiln::f64}) {
     for (Shape s : shapes) {
       Tensor x = input({s.rows, s.cols}, dt, dev);

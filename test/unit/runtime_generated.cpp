@@ -376,8 +376,8 @@ TEST(GeneratedViewLayout, AgreesWithTheTensorMethods) {
 }
 
 TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
-  const int64_t sizes[] = {1, 3, 31, 32, 33, 255, 256, 1000, 1024, 4096,
-                           5000, 16383, 16384, 65536, 1 << 20};
+  const int64_t sizes[] = {1, 3, 31, 32, 33, 255, 256, 1000, 1024, 1280, 4096,
+                           5000, 5120, 16383, 16384, 65536, 1 << 20};
   int seen[5] = {};
   for (int64_t sms : {int64_t(1), int64_t(66), int64_t(132)})
     for (int V : {1, 2, 4, 8})
@@ -385,19 +385,20 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
         for (int64_t rows : sizes)
           for (int64_t R : sizes)
             for (int vec : {0, 1})
-            for (int ws : {0, 8}) {
+            for (int ws : {0, 8})
+            for (int exact : {0, 5}) {
               RowSpace sp;
               sp.rows = sp.outer = rows;
               sp.R = R;
               sp.vec = vec;
               unsigned grid = 0, block = 0;
               const gen::RedMode m =
-                  gen::plan_cuda(sp, V, spt, sms, grid, block, false, false, ws);
+                  gen::plan_cuda(sp, V, spt, sms, grid, block, false, false, ws, exact);
               SCOPED_TRACE("sms " + std::to_string(sms) + " V " + std::to_string(V) +
                            " slots " + std::to_string(spt) + " rows " +
                            std::to_string(rows) + " R " + std::to_string(R) +
                            " vec " + std::to_string(vec) + " warp slots " +
-                           std::to_string(ws));
+                           std::to_string(ws) + " exact " + std::to_string(exact));
               const int64_t slots = (R + V - 1) / V;
               ASSERT_GE(grid, 1u);
               seen[int(m)]++;
@@ -412,7 +413,19 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 // rows kernel) only for a warp holding a row, 16 bytes at a
                 // time, among many rows.
                 const bool warp_row = vec && sp.tpr == 32 && rows >= 2 * sms && slots > 32;
-                ASSERT_LE(sp.vpt, warp_row ? std::max(spt, ws) : spt)
+                // exact_slots: only a row that fills them at every thread,
+                // 16 bytes at a time, among many rows.
+                const bool exact_row = exact && vec && rows >= 2 * sms &&
+                                       sp.vpt == exact && int64_t(sp.tpr) * exact == slots;
+                const int64_t at = exact ? slots / exact : 0;
+                if (exact && vec && rows >= 2 * sms && slots % exact == 0 &&
+                    (at & (at - 1)) == 0 && at >= 32 && at <= 256 &&
+                    slots > 32 * std::max(spt, ws) && std::min(4, spt) < exact)
+                  ASSERT_TRUE(exact_row) << "a row filling exact_slots slots at a power "
+                                            "of two of threads ran partly filled ones";
+                ASSERT_LE(sp.vpt, exact_row  ? exact
+                                  : warp_row ? std::max(spt, ws)
+                                             : spt)
                     << "more slots than registers";
                 ASSERT_GE(int64_t(sp.tpr) * sp.vpt, slots) << "row not covered";
                 ASSERT_LE(block, 512u);

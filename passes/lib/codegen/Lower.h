@@ -138,6 +138,10 @@ int rows_slots_vector(const ir::Graph &g, const sched::Kernel &k);
 // Slot counts between the powers of two whose rows the 16-byte rows
 // kernel has a FULL instance for (f32: 6, rows of 768 a warp).
 std::vector<int> rows_full_between(const ir::Graph &g, const sched::Kernel &k);
+// The slots of the 16-byte rows kernel's FULL instance for rows that fill
+// exactly that many at a power of two of threads, fewer threads than the
+// 4-slot launch would take (kiln::gen::plan_cuda's exact_slots); 0: none.
+int rows_exact_slots(const ir::Graph &g, const sched::Kernel &k);
 // Whether the reduction kernel has the rows kernel that re-reads the row
 // (`rowsre<kRereadThreads>`: f32 layer norm's shape over rows of
 // kRereadThreads * kRereadSlots 16-byte slots (4096 elements), a block of

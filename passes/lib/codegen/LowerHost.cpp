@@ -1165,24 +1165,29 @@ struct Host {
       // whether there are enough of them), where the reduced dims may be
       // followed by others.
       const bool columns = may_reduce_columns(g, k);
+      // Rows that fill rows_exact_slots slots exactly at a power of two of
+      // threads take its FULL instance.
+      const int exact = rows_exact_slots(g, k);
+      std::vector<Expr> plan_args = {sp, lit(vec), lit(slots),
+                                     call("kiln::rt::multiprocessor_count", {dev}),
+                                     nm("grid"), nm("block"),
+                                     columns ? call("kiln::gen::columns_fit", {st})
+                                             : nm("false"),
+                                     st.field("nouter") != lit(0), lit(vslots)};
+      if (exact)
+        plan_args.push_back(lit(exact));
       gpu.push_back(decl("const", "kiln::gen::RedMode", "mode",
-                         call("kiln::gen::plan_cuda",
-                              {sp, lit(vec), lit(slots),
-                               call("kiln::rt::multiprocessor_count", {dev}),
-                               nm("grid"), nm("block"),
-                               columns ? call("kiln::gen::columns_fit", {st})
-                                       : nm("false"),
-                               st.field("nouter") != lit(0), lit(vslots)})));
+                         call("kiln::gen::plan_cuda", std::move(plan_args))));
       const Expr mode = nm("mode");
       // The rows kernel holding the row: the fewest slots that do, its
       // FULL twin when the row fills every one of them.
       // Rows that fill an instance of fewer slots than a power of two
       // (rows_full_between: f32 rows of 768 fill 6) take its FULL twin.
+      auto full = [&](int n) {
+        return sp.field("vpt") == lit(n) &&
+               sp.field("R") == lit(int64_t(n) * vec) * sp.field("tpr");
+      };
       auto rows_of = [&](int s) {
-        auto full = [&](int n) {
-          return sp.field("vpt") == lit(n) &&
-                 sp.field("R") == lit(int64_t(n) * vec) * sp.field("tpr");
-        };
         Expr e = kernel_ref(kname(ki, "rows") + std::to_string(s));
         for (int n : rows_full_between(g, k))
           if (n > s / 2 && n < s)
@@ -1198,7 +1203,11 @@ struct Host {
         return e;
       };
       // Rows it cannot read 16 bytes at a time: its element-by-element twin.
-      const Expr rows = select(sp.field("vec"), fewest(rows_of, vslots), fewest([&](int s) {
+      Expr rows_vec = fewest(rows_of, vslots);
+      if (exact)
+        rows_vec = select(full(exact), kernel_ref(kname(ki, "rows") + std::to_string(exact) + "full"),
+                          rows_vec);
+      const Expr rows = select(sp.field("vec"), rows_vec, fewest([&](int s) {
         return kernel_ref(kname(ki, "rowsany") + std::to_string(s));
       }, slots));
       std::vector<Expr> rargs = head, sargs = head;

@@ -54,6 +54,22 @@ std::vector<int> rows_full_between(const ir::Graph &g, const sched::Kernel &k) {
   return {};
 }
 
+int rows_exact_slots(const ir::Graph &g, const sched::Kernel &k) {
+  // Rows of 5 * 2^k slots: 16-bit rows of 1280, 2560, 5120 (LLaMA-13B's
+  // and Qwen-14B's hidden size) and 10240, f32 rows of 1280, 2560 and
+  // 5120, are 5 slots of 32 to 256 threads, where the 4-slot instance held
+  // 2.5 of 4 at twice the threads, behind a guard per slot. On an H200
+  // (kernel time, ms, 2.5 -> 5 slots; bench/results/
+  // 2026-12-01-h200-rows-5120.md), 13107x5120 bf16: softmax 0.0998 ->
+  // 0.0713, layer norm 0.0922 -> 0.0703, layer norm -> tanh-GELU 0.1342 ->
+  // 0.1066, RMS norm 0.0780 -> 0.0684 (torch.compile: 0.2032, 0.1274,
+  // 0.2168, 0.0751); 6553x10240 softmax 0.1536 -> 0.0904. 13107x5120 f32:
+  // layer norm 0.1755 -> 0.1336, RMS norm 0.1504 -> 0.1332 (torch.compile
+  // 0.1502 and 0.1357, max-autotune 0.1369 and 0.1347).
+  const int v = vector_width(g, k);
+  return v == 8 || v == 4 ? 5 : 0;
+}
+
 bool may_reduce_columns(const ir::Graph &g, const sched::Kernel &k) {
   if (k.dims.empty() || k.reductions.empty())
     return false;

@@ -1299,6 +1299,8 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   else // rows filling fewer slots than a power of two (16-bit rows' 3)
     for (int n : rows_full_between(g, k))
       keeping.push_back({n, "512", /*plain=*/false, /*full=*/true});
+  if (const int exact = rows_exact_slots(g, k))
+    keeping.push_back({exact, "512", /*plain=*/false, /*full=*/true});
   kl.functions.push_back(red.cuda_rows_registers(Access::Vector, keeping));
   if (wide > slots) {
     RedCuda recompute = red;

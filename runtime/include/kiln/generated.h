@@ -430,6 +430,11 @@ template <int N> bool columns_fit(const RowStrides<N> &st) {
 #ifndef KILN_ROWS_VEC_SLOTS
 #define KILN_ROWS_VEC_SLOTS 4
 #endif
+// 0 turns plan_cuda's exact_slots off (16-bit rows of 5120 as before
+// 2026-12-01's second change).
+#ifndef KILN_ROWS_EXACT
+#define KILN_ROWS_EXACT 1
+#endif
 // Slots per thread for many short rows of `slots` 16-byte slots of V
 // elements: four for f32 rows of 16 slots or more (64-128 columns) that
 // need no walk of outer dims, else two. Measured on an H200 (kernel time,
@@ -459,11 +464,14 @@ inline int64_t short_row_slots(int V, int64_t slots, bool walks_outer) {
 // them along inner), neighbours in a block (column mode). A warp holding a
 // row 16 bytes at a time (sp.vec) may keep up to `warp_slots` slots a
 // thread (0: slots_per_thread; f32's rows kernel has an 8-slot instance).
+// A row read 16 bytes at a time that fills exactly `exact_slots` slots of
+// each of a power of two of threads (32 to 512) takes that many, where the
+// kernel has a guard-free instance of that count (0: none).
 // Sets sp.tpr, sp.vpt, sp.splits, sp.cols and the launch shape.
 inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
                          int64_t sms, unsigned &grid, unsigned &block,
                          bool columns = false, bool walks_outer = false,
-                         int warp_slots = 0) {
+                         int warp_slots = 0, int exact_slots = 0) {
   const int64_t slots = (sp.R + V - 1) / V;
   sp.rpg = 1; // one row a group at a time, unless many short rows below
   sp.cols = 0;
@@ -596,6 +604,17 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
     int64_t t = 32;
     while (!warp && t * want < slots && t < 512)
       t *= 2;
+    // A row of exact_slots slots per thread at half as many threads (or
+    // fewer) instead of a partly filled power of two: 16-bit rows of 5120
+    // (LLaMA-13B's hidden size) are 128 threads of 5 slots, not 256
+    // threads of 2.5 in the 4-slot instance behind a guard per slot
+    // (LowerReduce.cpp's rows_exact_slots says what it measured).
+    if (KILN_ROWS_EXACT && !warp && sp.vec && sp.rows >= 2 * sms && exact_slots > want &&
+        slots % exact_slots == 0) {
+      const int64_t e = slots / exact_slots;
+      if (e >= 32 && e < t && (e & (e - 1)) == 0)
+        t = e;
+    }
     sp.tpr = int(t);
     sp.vpt = int((slots + t - 1) / t);
     block = t == 32 ? 256 : unsigned(t);

@@ -4,7 +4,9 @@
 // device call beside bench/experiments/bf16_rows_torch.py. Prints kernel
 // time (20 back-to-back calls per event pair, median of 30) and single-call
 // latency (one call per event pair), and the largest difference from the
-// eager ops. Built with
+// eager ops. Arguments ROWSxCOLS[:f32] replace the default shapes (bf16
+// unless :f32) and skip the product; -DKILN_ROWS_EXACT=0 builds the launch
+// before rows of 5120 took 5 slots a thread. Built with
 //   cfg=build/bin/kiln-config
 //   clang++-19 -O2 -fplugin=$($cfg --plugin) -fplugin-arg-kiln-arch=sm_90 \
 //     $($cfg --cxxflags) bench/experiments/bf16_rows_compiled.cpp \
@@ -13,6 +15,8 @@
 #include <kiln/timing.h>
 
 #include <cstdio>
+#include <cstring>
+#include <vector>
 #include <functional>
 #include <string>
 
@@ -50,20 +54,37 @@ static void row(const char *name, const char *shape,
   std::fflush(stdout);
 }
 
-int main() {
+int main(int argc, char **argv) {
   const kiln::Device d = kiln::Device::cuda(0);
 #ifdef KILN_ROWS_VEC_SLOTS
   std::printf("built with KILN_ROWS_VEC_SLOTS=%d\n", KILN_ROWS_VEC_SLOTS);
+#elif defined(KILN_ROWS_EXACT)
+  std::printf("built with KILN_ROWS_EXACT=%d\n", KILN_ROWS_EXACT);
 #else
   std::printf("built with the default slots\n");
 #endif
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{32768, 2048},
-                            {21845, 3072}, {16384, 4096}, {13107, 5120},
-                            {8192, 8192}}) {
-    Tensor x = kiln::randn({rows, cols}, kiln::bf16, d);
-    Tensor w = kiln::randn({cols}, kiln::bf16, d), b = kiln::randn({cols}, kiln::bf16, d);
+  struct Shape {
+    int64_t rows, cols;
+    bool f32;
+  };
+  std::vector<Shape> shapes = {{32768, 2048, false}, {21845, 3072, false},
+                               {16384, 4096, false}, {13107, 5120, false},
+                               {8192, 8192, false}};
+  if (argc > 1) {
+    shapes.clear();
+    for (int i = 1; i < argc; ++i) {
+      long long r = 0, c = 0;
+      std::sscanf(argv[i], "%lldx%lld", &r, &c);
+      shapes.push_back({r, c, std::strstr(argv[i], ":f32") != nullptr});
+    }
+  }
+  for (auto [rows, cols, f32] : shapes) {
+    const kiln::DType dt = f32 ? kiln::f32 : kiln::bf16;
+    Tensor x = kiln::randn({rows, cols}, dt, d);
+    Tensor w = kiln::randn({cols}, dt, d), b = kiln::randn({cols}, dt, d);
     char shape[64];
-    std::snprintf(shape, sizeof shape, "%lldx%lld bf16", (long long)rows, (long long)cols);
+    std::snprintf(shape, sizeof shape, "%lldx%lld %s", (long long)rows, (long long)cols,
+                  f32 ? "f32" : "bf16");
     row("softmax", shape, [&] { return softmax_rows(x); },
         [&] { return kiln::softmax(x, -1); });
     row("layer norm", shape, [&] { return layer_norm_rows(x, w, b); },
@@ -73,6 +94,8 @@ int main() {
     row("RMS norm", shape, [&] { return rms_norm_rows(x, w); },
         [&] { return kiln::rms_norm(x, w, 1e-6); });
   }
+  if (argc > 1)
+    return 0;
   const int64_t M = 8192, K = 4096, N = 4096;
   Tensor mx = kiln::randn({M, K}, kiln::bf16, d);
   Tensor g = kiln::randn({K}, kiln::bf16, d), bb = kiln::randn({K}, kiln::bf16, d);

@@ -39,19 +39,29 @@ def ln_gelu(x, w, b): return F.gelu(F.layer_norm(x, (x.shape[-1],), w, b, 1e-5),
 def rms(x, w): return F.rms_norm(x, (x.shape[-1],), w, 1e-6)
 def ngm(x, w, b, k): return ln_gelu(x, w, b) @ k
 
-# argv[1]: a torch.compile mode (default: the default mode).
-MODE = sys.argv[1] if len(sys.argv) > 1 else None
+# argv[1]: a torch.compile mode (default: the default mode; "-" for it
+# with shapes after); argv[2...]: ROWSxCOLS[:f32] as in
+# bf16_rows_compiled.cpp (then no product).
+MODE = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None
 print("mode:", MODE or "default", flush=True)
 torch.manual_seed(0)
-for rows, cols in [(32768, 2048), (21845, 3072), (16384, 4096), (13107, 5120), (8192, 8192)]:
-    x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
-    s = f"{rows}x{cols} bf16"
+shapes = [(32768, 2048, False), (21845, 3072, False), (16384, 4096, False),
+          (13107, 5120, False), (8192, 8192, False)]
+if len(sys.argv) > 2:
+    shapes = [(int(a.split(":")[0].split("x")[0]), int(a.split(":")[0].split("x")[1]),
+               a.endswith(":f32")) for a in sys.argv[2:]]
+for rows, cols, f32 in shapes:
+    dt = torch.float32 if f32 else torch.bfloat16
+    x = torch.randn(rows, cols, device="cuda", dtype=dt)
+    w = torch.randn(cols, device="cuda", dtype=dt)
+    b = torch.randn(cols, device="cuda", dtype=dt)
+    s = f"{rows}x{cols} {'f32' if f32 else 'bf16'}"
     row("softmax", s, softmax, x)
     row("layer norm", s, layer_norm, x, w, b)
     row("layer norm -> tanh-GELU", s, ln_gelu, x, w, b)
     row("RMS norm", s, rms, x, w)
+if len(sys.argv) > 2:
+    sys.exit(0)
 x = torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16)
 w = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
 b = torch.randn(4096, device="cuda", dtype=torch.bfloat16)

@@ -1299,16 +1299,30 @@ Kernel lower_reduction_cuda(const ir::Graph &g, const sched::Kernel &k, int ki,
   else // rows filling fewer slots than a power of two (16-bit rows' 3)
     for (int n : rows_full_between(g, k))
       keeping.push_back({n, "512", /*plain=*/false, /*full=*/true});
-  if (const int exact = rows_exact_slots(g, k))
+  // The exact instance (rows_exact_slots) recomputes where it holds more
+  // than 32 elements of each input a thread (16-bit rows' 40): bf16
+  // softmax kept exp(x - max) beside x in 92 registers, 2 blocks of 256
+  // threads a multiprocessor, and ran at 70 % of the copy floor over rows
+  // of 10240; recomputing, 54 registers and 93 % (0.0908 -> 0.0682 ms on
+  // an H200; 5120: 0.0718 -> 0.0681, 1280: 0.0785 -> 0.0677; layer norm
+  // and RMS norm compile to the same registers either way;
+  // bench/results/2026-12-01-h200-rows-5120.md, call 4). f32's 20 keep.
+  const int exact = rows_exact_slots(g, k);
+  const bool exact_recomputes = exact * vector_width(g, k) > 32;
+  if (exact && !exact_recomputes)
     keeping.push_back({exact, "512", /*plain=*/false, /*full=*/true});
   kl.functions.push_back(red.cuda_rows_registers(Access::Vector, keeping));
-  if (wide > slots) {
+  if (wide > slots || exact_recomputes) {
     RedCuda recompute = red;
     recompute.keep_values = false;
     std::vector<Function::Instance> recomputing;
-    for (int n : rows_full_between(g, k))
-      recomputing.push_back({n, "512", /*plain=*/false, /*full=*/true});
-    recomputing.push_back({wide, "512", /*plain=*/true, /*full=*/false});
+    if (wide > slots) {
+      for (int n : rows_full_between(g, k))
+        recomputing.push_back({n, "512", /*plain=*/false, /*full=*/true});
+      recomputing.push_back({wide, "512", /*plain=*/true, /*full=*/false});
+    } else {
+      recomputing.push_back({exact, "512", /*plain=*/false, /*full=*/true});
+    }
     kl.functions.push_back(recompute.cuda_rows_registers(Access::Vector, recomputing));
   }
   if (const std::optional<RedCuda::Moments> mo = red.reread_moments())

@@ -465,7 +465,7 @@ inline int64_t short_row_slots(int V, int64_t slots, bool walks_outer) {
 // row 16 bytes at a time (sp.vec) may keep up to `warp_slots` slots a
 // thread (0: slots_per_thread; f32's rows kernel has an 8-slot instance).
 // A row read 16 bytes at a time that fills exactly `exact_slots` slots of
-// each of a power of two of threads (32 to 512) takes that many, where the
+// each of a power of two of threads (32 to 256) takes that many, where the
 // kernel has a guard-free instance of that count (0: none).
 // Sets sp.tpr, sp.vpt, sp.splits, sp.cols and the launch shape.
 inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,

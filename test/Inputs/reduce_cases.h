@@ -110,8 +110,13 @@ inline void run_all(kiln::Device dev) {
   // slots take the FULL instance of 5 (plan_cuda's exact_slots): 16-bit
   // rows of 5120 and 1280 at 128 threads and a warp (a block of 8 rows),
   // f32 rows of 5120 and 1280 at 256 and 64 threads, f32 rows of 640 a
-  // warp each.
+  // warp each. Many odd rows contiguous along R run rowsany's instances of
+  // a fixed thread count (rowsany_fixed): 77 (f32: 8 threads of 4 slots;
+  // 16-bit: 8 of 2), 301 (f32: a warp of 3 of 4 slots; 16-bit: of 2), 577
+  // (16-bit: a warp of 3 of 4), 197 (f32: a warp of 2; 16-bit: 16 threads
+  // of 2), 129 (f32: a warp of 2; 16-bit: 16 threads), 33 (f32: 8 of 2).
   const Shape shapes[] = {{1, 1},      {7, 1},      {5, 33},      {64, 1024},
+                          {2049, 77},  {600, 301},  {600, 577},
                           {3, 4096},   {2, 20000},  {1, 70000},   {300, 129},
                           {300, 4096},
                           {300, 8192}, {300, 20000}, {1000, 8},   {777, 16},
@@ -181,7 +186,10 @@ inline void run_all(kiln::Device dev) {
   }
   // Reductions over the middle dim: rows that are neighbours in memory
   // (column mode on a GPU where inner is long enough: not 6 f32, not 12
-  // bf16). Row counts that leave a block's last rows empty (3 x 37), blocks
+  // bf16; there each row is strided along R: 100 x 77 x 6, many rows of a
+  // length rowsany has a fixed-thread-count instance for, which needs rows
+  // contiguous along R, must take the instance of a run-time count). Row
+  // counts that leave a block's last rows empty (3 x 37), blocks
   // whose rows span two outer indices (12), R of one; long R over few
   // blocks of columns, split over blocks (3000 x 264, 20000 x 64, 4096 x
   // 1024 bf16 on an H200; not 4096 x 1024 f32: 128 blocks).
@@ -189,6 +197,7 @@ inline void run_all(kiln::Device dev) {
   for (kiln::DType dt : {kiln::f32, kiln::bf16, kiln::f64}) {
     for (Shape3 s : {Shape3{3, 197, 40}, Shape3{2, 300, 12}, Shape3{3, 5, 37},
                      Shape3{1, 4096, 1024}, Shape3{4, 1, 64}, Shape3{5, 50, 6},
+                     Shape3{100, 77, 6},
                      Shape3{2, 3000, 264}, Shape3{1, 20000, 64}}) {
       Tensor x = input({s.outer, s.R, s.inner}, dt, dev);
       Tensor w = input({s.inner}, dt, dev), b = input({s.R, 1}, dt, dev);

@@ -142,6 +142,14 @@ std::vector<int> rows_full_between(const ir::Graph &g, const sched::Kernel &k);
 // exactly that many at a power of two of threads, fewer threads than the
 // 4-slot launch would take (kiln::gen::plan_cuda's exact_slots); 0: none.
 int rows_exact_slots(const ir::Graph &g, const sched::Kernel &k);
+// The element-by-element rows kernel's (rowsany) instances of a thread
+// count fixed at compile time, for rows contiguous along R: {slots,
+// threads a row} pairs, the launches kiln::gen::plan_cuda makes for many
+// such rows; empty: none.
+struct FixedRows {
+  int slots, tpr;
+};
+std::vector<FixedRows> rowsany_fixed(const ir::Graph &g, const sched::Kernel &k);
 // Whether the reduction kernel has the rows kernel that re-reads the row
 // (`rowsre<kRereadThreads>`: f32 layer norm's shape over rows of
 // kRereadThreads * kRereadSlots 16-byte slots (4096 elements), a block of

@@ -1207,9 +1207,34 @@ struct Host {
       if (exact)
         rows_vec = select(full(exact), kernel_ref(kname(ki, "rows") + std::to_string(exact) + "full"),
                           rows_vec);
-      const Expr rows = select(sp.field("vec"), rows_vec, fewest([&](int s) {
+      Expr rows_any = fewest([&](int s) {
         return kernel_ref(kname(ki, "rowsany") + std::to_string(s));
-      }, slots));
+      }, slots);
+      // Rows contiguous along R (every operand read or written per
+      // element), launched at a thread count an instance fixes: that one.
+      const std::vector<FixedRows> fixed = rowsany_fixed(g, k);
+      if (!fixed.empty()) {
+        Expr unit;
+        auto unit_along_r = [&](size_t op) {
+          Expr one = st.field("s")[int64_t(op)][1] == lit(1);
+          unit = unit ? unit && one : one;
+        };
+        for (size_t i = 0; i < k.inputs.size(); ++i)
+          unit_along_r(nout + i);
+        for (auto [j, o] : llvm::enumerate(k.outputs))
+          if (k.role[o] == sched::Role::Full)
+            unit_along_r(j);
+        gpu.push_back(decl("const", "bool", "unit", unit));
+        for (FixedRows fr : fixed)
+          if (fr.slots <= slots)
+            rows_any = select(nm("unit") && sp.field("tpr") == lit(fr.tpr) &&
+                                  sp.field("vpt") > lit(fr.slots / 2) &&
+                                  sp.field("vpt") <= lit(fr.slots),
+                              kernel_ref(kname(ki, "rowsany") + std::to_string(fr.slots) +
+                                         "t" + std::to_string(fr.tpr)),
+                              rows_any);
+      }
+      const Expr rows = select(sp.field("vec"), rows_vec, rows_any);
       std::vector<Expr> rargs = head, sargs = head;
       for (const Expr &e : ptrs) {
         rargs.push_back(e);

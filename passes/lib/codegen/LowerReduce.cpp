@@ -70,6 +70,35 @@ int rows_exact_slots(const ir::Graph &g, const sched::Kernel &k) {
   return v == 8 || v == 4 ? 5 : 0;
 }
 
+std::vector<FixedRows> rowsany_fixed(const ir::Graph &g, const sched::Kernel &k) {
+  // Rows that cannot be read 16 bytes at a time but are contiguous along R
+  // (odd lengths: a ViT's 197 tokens, CLIP's 77, 577 at 384 pixels; a
+  // vocabulary of 50257 is the loop kernel's), many of them: with tpr a
+  // compile-time constant and unit strides each element's offset is an
+  // immediate and the reductions take log2(tpr) shuffles. Kiln's rowsany
+  // kernels as generated, then with unit strides, then also tpr fixed, on
+  // an H200 (kernel time, ms; bench/results/2026-12-02-h200-odd-rows.md,
+  // call 2):
+  // 151296x197 softmax f32 0.0981 -> 0.0898 -> 0.0683, bf16 0.0751 ->
+  // 0.0589 -> 0.0486; layer norm f32 0.1154 -> 0.0985 -> 0.0682; RMS norm
+  // bf16 0.0928 -> 0.0603 -> 0.0486 (torch.compile: 0.0713, 0.0548, 0.0644,
+  // 0.0780). The pairs are the launches plan_cuda makes for many rows of
+  // 33-512 f32 and 65-1024 16-bit columns: groups of 8 threads (f32 rows
+  // of 33-128, 16-bit rows of 65-128), 16 (16-bit rows of 129-256) and a
+  // warp (f32 rows of 129-512, 16-bit rows of 257-1024). Each instance
+  // costs nvcc time in every reduction kernel (these 4: softmax's f32 and
+  // bf16 kernels 12.2-13.3 -> 14.2-14.6 s of nvcc's user time on the
+  // 2-core development machine), so no others.
+  switch (vector_width(g, k)) {
+  case 4:
+    return {{2, 8}, {4, 8}, {2, 32}, {4, 32}};
+  case 8:
+    return {{2, 8}, {2, 16}, {2, 32}, {4, 32}};
+  default:
+    return {};
+  }
+}
+
 bool may_reduce_columns(const ir::Graph &g, const sched::Kernel &k) {
   if (k.dims.empty() || k.reductions.empty())
     return false;

@@ -312,6 +312,17 @@ struct RedCuda : RedModel {
     if (f.instances.empty())
       for (int slots = 1; slots <= register_slots(g, k); slots *= 2)
         f.instances.push_back({slots, "512"});
+    // rowsany's instances of a compile-time thread count (TPR > 0), for
+    // rows contiguous along R (rowsany_fixed): the host launches one only
+    // where sp.tpr is TPR and every operand read or written per element
+    // has stride 1 along R.
+    const bool fixed = a == Access::Scalar;
+    if (fixed) {
+      f.tparam2 = "TPR";
+      for (FixedRows fr : rowsany_fixed(g, k))
+        if (fr.slots <= register_slots(g, k))
+          f.instances.push_back({fr.slots, "512", true, true, fr.tpr});
+    }
     Stmts &b = f.body;
     kernel_prelude(b, columns);
     const Expr cols = v("cols");
@@ -323,7 +334,9 @@ struct RedCuda : RedModel {
       // tpr is a power of two (kiln::gen::plan_cuda): a mask and shifts,
       // where `% tpr` and `/ tpr` were three integer divisions before the
       // first load (a few rows are latency-bound: a decode's RMS norm).
-      b.push_back(decl("const", "int", "tpr", sp.field("tpr")));
+      b.push_back(decl("const", "int", "tpr",
+                       fixed ? select(v("TPR") > lit(0), v("TPR"), sp.field("tpr"))
+                             : sp.field("tpr")));
       b.push_back(decl("const", "int", "tsh", call("__ffs", {tpr}) - lit(1),
                        "log2(tpr)"));
       b.push_back(decl("const", "int", "lane",
@@ -332,8 +345,16 @@ struct RedCuda : RedModel {
                        binary(">>", v("blockDim.x"), v("tsh"))));
     }
     if (!vec)
-      for (size_t op = 0; op < nout + nin; ++op)
-        b.push_back(rstride_decl(op));
+      for (size_t op = 0; op < nout + nin; ++op) {
+        // Unit strides where TPR is fixed, for the operands read or
+        // written per element (a reduced output's is not used).
+        if (fixed && (op >= nout || out_full(op)))
+          b.push_back(decl("const", "int64_t", print(rstride(op)),
+                           select(v("TPR") > lit(0), lit(1),
+                                  st.field("s")[int64_t(op)][1])));
+        else
+          b.push_back(rstride_decl(op));
+      }
     const Expr groups = v("groups"), kk = v("k"), slots = v("SLOTS"),
                q = v("q"), live = v("live"), rpg = sp.field("rpg"),
                stride = v("stride");

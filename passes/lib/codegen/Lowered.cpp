@@ -417,14 +417,20 @@ std::vector<Function::Global> Function::globals() const {
   const std::string &base = global_name.empty() ? name : global_name;
   for (const Instance &in : instances) {
     std::string v = std::to_string(in.value);
+    std::string name = base + v, tail;
+    if (!tparam2.empty()) {
+      if (in.value2)
+        name += "t" + std::to_string(in.value2);
+      tail = ", " + std::to_string(in.value2);
+    }
     if (tflag.empty()) {
-      gs.push_back({base + v, v, in.bounds});
+      gs.push_back({name, v + tail, in.bounds});
       continue;
     }
     if (in.plain)
-      gs.push_back({base + v, v + ", false", in.bounds});
+      gs.push_back({name, v + ", false" + tail, in.bounds});
     if (in.full)
-      gs.push_back({base + v + "full", v + ", true", in.bounds});
+      gs.push_back({name + "full", v + ", true" + tail, in.bounds});
   }
   return gs;
 }

@@ -234,7 +234,8 @@ struct CPrinter {
       return;
     }
     os << "template <int " << f.tparam
-       << (f.tflag.empty() ? "" : ", bool " + f.tflag) << ">\n"
+       << (f.tflag.empty() ? "" : ", bool " + f.tflag)
+       << (f.tparam2.empty() ? "" : ", int " + f.tparam2) << ">\n"
        << "__device__ __forceinline__ void\n"
        << f.name << "_impl(" << params_text(f.params) << ") {\n";
     stmts(f.body, "  ");

@@ -155,7 +155,9 @@ struct TextPrinter {
     if (!f.tparam.empty()) {
       os << " template " << f.tparam << " in";
       for (auto [i, inst] : llvm::enumerate(f.instances))
-        os << (i ? "," : "") << " " << inst.value << " (bounds " << inst.bounds
+        os << (i ? "," : "") << " " << inst.value
+           << (inst.value2 ? " " + f.tparam2 + " " + std::to_string(inst.value2) : "")
+           << " (bounds " << inst.bounds
            << (!f.tflag.empty() && !inst.full    ? ", without " + f.tflag
                : !f.tflag.empty() && !inst.plain ? ", only " + f.tflag
                                                   : "")

@@ -269,9 +269,15 @@ struct Function {
     int value;
     std::string bounds;
     bool plain = true, full = true;
+    int value2 = 0; // tparam2's value (0: none fixed; see tparam2)
   };
   std::vector<Instance> instances;
   std::string tflag;
+  // When `tparam2` is set, a third template parameter, an int after the
+  // others: an instance of value2 v > 0 is named <name><value>t<v>, one of
+  // 0 plain <name><value> (rowsany: TPR, the threads a row fixed at
+  // compile time; 0: sp.tpr at run time).
+  std::string tparam2;
   // The instances' names before their value (empty: `name`): a second
   // template of other code may provide more instances of one kernel.
   std::string global_name;

@@ -429,6 +429,10 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                     << "more slots than registers";
                 ASSERT_GE(int64_t(sp.tpr) * sp.vpt, slots) << "row not covered";
                 ASSERT_LE(block, 512u);
+                // Groups of a warp or less: blocks of 256 threads, 128
+                // element by element (gen::kRowsAnyBlock).
+                if (sp.tpr <= 32)
+                  ASSERT_EQ(block, vec ? 256u : gen::kRowsAnyBlock);
                 // Past many short rows, a block for every group of rows.
                 if (!(rows >= 2 * sms && slots <= 32))
                   ASSERT_EQ(int64_t(grid),
@@ -443,7 +447,7 @@ TEST(GeneratedPlanCuda, CoversRowsWithinTheKernelsLimits) {
                 if (sp.tpr < 32 || sp.rpg > 1) {
                   ASSERT_LE(slots, 32);
                   ASSERT_GE(rows, 2 * sms);
-                  ASSERT_EQ(block, 256u);
+                  ASSERT_EQ(block, vec ? 256u : gen::kRowsAnyBlock);
                   ASSERT_EQ(sp.vpt, slots <= 1 || spt < 2             ? 1
                                     : V == 4 && slots >= 16 && spt >= 4 ? 4
                                                                         : 2);

@@ -435,6 +435,17 @@ template <int N> bool columns_fit(const RowStrides<N> &st) {
 #ifndef KILN_ROWS_EXACT
 #define KILN_ROWS_EXACT 1
 #endif
+// The block of the element-by-element rows kernel (rowsany) when a group
+// is a warp or less: 128 threads, where the 16-byte kernel's blocks are
+// 256. On an H200 (kernel time, ms, 256 -> 128 threads; bench/results/
+// 2026-12-02-h200-odd-rows.md, call 5), with the instances of a fixed
+// thread count: softmax over 151296x197 f32 0.0683 -> 0.0671, bf16 0.0485
+// -> 0.0471, RMS norm bf16 0.0490 -> 0.0466, softmax over 100000x301 f32
+// 0.0724 -> 0.0679, over 52428x577 bf16 0.0730 -> 0.0600, over 393216x77
+// f32 0.0782 -> 0.0749; and with tpr at run time (call 2) softmax over
+// 151296x197 f32 0.0981 -> 0.0932, RMS norm bf16 0.0928 -> 0.0796.
+inline constexpr unsigned kRowsAnyBlock = 128;
+
 // Slots per thread for many short rows of `slots` 16-byte slots of V
 // elements: four for f32 rows of 16 slots or more (64-128 columns) that
 // need no walk of outer dims, else two. Measured on an H200 (kernel time,
@@ -568,7 +579,7 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
       sp.tpr = int(t / per);
       sp.vpt = int(per);
       sp.rpg = per == 1 ? kRowsPerGroup : 1;
-      block = 256;
+      block = sp.vec ? 256 : kRowsAnyBlock;
       const int64_t per_block = (block / sp.tpr) * sp.rpg;
       grid = unsigned(std::max<int64_t>(
           1, std::min((sp.rows + per_block - 1) / per_block, sms * 64)));
@@ -617,7 +628,7 @@ inline RedMode plan_cuda(RowSpace &sp, int V, int slots_per_thread,
     }
     sp.tpr = int(t);
     sp.vpt = int((slots + t - 1) / t);
-    block = t == 32 ? 256 : unsigned(t);
+    block = t == 32 ? sp.vec ? 256 : kRowsAnyBlock : unsigned(t);
     // A block per group of rows, however many: a grid capped at 64 blocks
     // per multiprocessor, blocks taking rows one after another, was slower
     // for rows of a block each (16384x4096 f32 on an H200: layer norm

@@ -66,8 +66,7 @@ std::string shape_error(const Dims &q, const Dims &k, const Dims &v,
   out.push_back(v[r - 1]);
   scores.push_back(k[r - 2]);
   if (mask) {
-    Dims b;
-    if (!rt::broadcast_shapes({mask, &scores}, b) || !(b == scores))
+    if (!rt::broadcasts_to(*mask, scores))
       return "attn_mask of shape " + mask->str() +
              " does not broadcast to the scores' shape " + scores.str();
   }

@@ -20,9 +20,7 @@ static void check_defined(const Tensor &t, const char *fn) {
 namespace detail {
 bool copy_launch(const Tensor &dst, const Tensor &src, const char *fn,
                  CopyLaunch &l) {
-  Dims b;
-  if (!rt::broadcast_shapes({&dst.sizes(), &src.sizes()}, b) ||
-      !(b == dst.sizes()))
+  if (!rt::broadcasts_to(src.sizes(), dst.sizes()))
     fail("%s: source shape %s does not broadcast to %s", fn,
          src.sizes().str().c_str(), dst.sizes().str().c_str());
   int64_t n = dst.numel();

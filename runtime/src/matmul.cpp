@@ -249,8 +249,7 @@ void check_addend(const char *fn, const char *name, const Tensor &c,
     fail("%s: %s has dtype %s and the operands %s: all must have one dtype "
          "(convert with .to())",
          fn, name, dtype_name(c.dtype()), dtype_name(like.dtype()));
-  Dims bc;
-  if (!rt::broadcast_shapes({&result, &c.sizes()}, bc) || !(bc == result))
+  if (!rt::broadcasts_to(c.sizes(), result))
     fail("%s: %s of shape %s does not broadcast to the result's shape %s", fn,
          name, c.sizes().str().c_str(), result.str().c_str());
 }
@@ -514,11 +513,9 @@ bool product_shape(Product p, const Dims &a, const Dims &b,
     if (rb == 2)
       result.push_back(b[0]);
   }
-  for (const Dims *d : addends) {
-    Dims bc;
-    if (!rt::broadcast_shapes({&result, d}, bc) || !(bc == result))
+  for (const Dims *d : addends)
+    if (!rt::broadcasts_to(*d, result))
       return false;
-  }
   out = result;
   return true;
 }

@@ -112,6 +112,11 @@ bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out) {
   return true;
 }
 
+bool broadcasts_to(const Dims &src, const Dims &dst) {
+  Dims b;
+  return broadcast_shapes({&dst, &src}, b) && b == dst;
+}
+
 bool reduced_shape(const Dims &in, std::initializer_list<int64_t> dims,
                    bool keepdim, bool nonempty, Dims &out) {
   const int rank = in.rank(), r = rank > 0 ? rank : 1;

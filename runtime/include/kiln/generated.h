@@ -40,9 +40,8 @@ inline Tensor output_into(const Tensor &dst, const Dims &shape, DType dt,
 // (src does not broadcast to dst's sizes, or dst has two elements at one
 // address), so the original body runs and raises there.
 inline bool store_fits(const Layout &dst, const Dims &src) {
-  Dims b;
   return !rt::internal_overlap(dst.sizes, dst.strides) &&
-         rt::broadcast_shapes({&dst.sizes, &src}, b) && b == dst.sizes;
+         rt::broadcasts_to(src, dst.sizes);
 }
 // The tensor a kernel writes a store's source into: the destination
 // itself (a view of the argument, written through its strides) where it

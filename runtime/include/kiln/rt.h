@@ -170,6 +170,9 @@ bool graph_call(GraphCache &cache, std::initializer_list<const Tensor *> tensors
 
 // Broadcast shapes as PyTorch does; false if they do not broadcast.
 bool broadcast_shapes(std::initializer_list<const Dims *> shapes, Dims &out);
+// Whether `src` broadcasts to exactly `dst` (dst's shape unchanged): what
+// a copy into dst, an addend of a result or a mask beside scores needs.
+bool broadcasts_to(const Dims &src, const Dims &dst);
 
 // Whether a tensor laid out so has two elements at one address (a dim of
 // more than one element and stride 0, an expanded view): writing into it

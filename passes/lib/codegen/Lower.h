@@ -145,7 +145,7 @@ int rows_exact_slots(const ir::Graph &g, const sched::Kernel &k);
 // The element-by-element rows kernel's (rowsany) instances of a thread
 // count fixed at compile time, for rows contiguous along R: {slots,
 // threads a row} pairs, the launches kiln::gen::plan_cuda makes for many
-// such rows; empty: none.
+// such rows, at most register_slots slots; empty: none.
 struct FixedRows {
   int slots, tpr;
 };

@@ -1226,13 +1226,12 @@ struct Host {
             unit_along_r(j);
         gpu.push_back(decl("const", "bool", "unit", unit));
         for (FixedRows fr : fixed)
-          if (fr.slots <= slots)
-            rows_any = select(nm("unit") && sp.field("tpr") == lit(fr.tpr) &&
-                                  sp.field("vpt") > lit(fr.slots / 2) &&
-                                  sp.field("vpt") <= lit(fr.slots),
-                              kernel_ref(kname(ki, "rowsany") + std::to_string(fr.slots) +
-                                         "t" + std::to_string(fr.tpr)),
-                              rows_any);
+          rows_any = select(nm("unit") && sp.field("tpr") == lit(fr.tpr) &&
+                                sp.field("vpt") > lit(fr.slots / 2) &&
+                                sp.field("vpt") <= lit(fr.slots),
+                            kernel_ref(kname(ki, "rowsany") + std::to_string(fr.slots) +
+                                       "t" + std::to_string(fr.tpr)),
+                            rows_any);
       }
       const Expr rows = select(sp.field("vec"), rows_vec, rows_any);
       std::vector<Expr> rargs = head, sargs = head;

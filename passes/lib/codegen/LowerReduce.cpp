@@ -88,15 +88,19 @@ std::vector<FixedRows> rowsany_fixed(const ir::Graph &g, const sched::Kernel &k)
   // warp (f32 rows of 129-512, 16-bit rows of 257-1024). Each instance
   // costs nvcc time in every reduction kernel (these 4: softmax's f32 and
   // bf16 kernels 12.2-13.3 -> 14.2-14.6 s of nvcc's user time on the
-  // 2-core development machine), so no others.
+  // 2-core development machine), so no others. Only slot counts the
+  // kernel holds (register_slots).
+  std::vector<FixedRows> pairs;
   switch (vector_width(g, k)) {
   case 4:
-    return {{2, 8}, {4, 8}, {2, 32}, {4, 32}};
+    pairs = {{2, 8}, {4, 8}, {2, 32}, {4, 32}};
+    break;
   case 8:
-    return {{2, 8}, {2, 16}, {2, 32}, {4, 32}};
-  default:
-    return {};
+    pairs = {{2, 8}, {2, 16}, {2, 32}, {4, 32}};
+    break;
   }
+  std::erase_if(pairs, [&](FixedRows fr) { return fr.slots > register_slots(g, k); });
+  return pairs;
 }
 
 bool may_reduce_columns(const ir::Graph &g, const sched::Kernel &k) {

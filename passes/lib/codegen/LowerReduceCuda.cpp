@@ -320,8 +320,7 @@ struct RedCuda : RedModel {
     if (fixed) {
       f.tparam2 = "TPR";
       for (FixedRows fr : rowsany_fixed(g, k))
-        if (fr.slots <= register_slots(g, k))
-          f.instances.push_back({fr.slots, "512", true, true, fr.tpr});
+        f.instances.push_back({fr.slots, "512", true, true, fr.tpr});
     }
     Stmts &b = f.body;
     kernel_prelude(b, columns);

@@ -3,7 +3,8 @@
 # (carried with the working tree): kiln_bench, the runtime library and the
 # libraries it loads that the GPU machine lacks (OpenMP's, SLEEF's). Also
 # measures the plugin's added compile time for the examples (cold and warm
-# nvcc cache) on this machine.
+# nvcc cache) on this machine. kiln_bench's kernels are built for Hopper
+# (sm_90 and its PTX; -DKILN_BENCH_CUDA_ARCH=... in the build says otherwise).
 #
 #   bench/prepare.sh            build, stage, measure build cost
 # then, on the GPU machine (device tool, carry .bench):
